@@ -1,0 +1,299 @@
+//! Puncturing patterns for rate-1/n mother codes, and puncture / depuncture as
+//! exact inverses in position.
+
+use crate::codes::error::{CodeError, CodeResult, invalid};
+
+/// A puncturing pattern: one row per encoder output, one column per stage of the
+/// period; 1 keeps the bit, 0 deletes it. Within a stage the kept bits leave in
+/// generator order.
+///
+/// # Example
+/// ```
+/// use gpufec::codes::conv::PuncturePattern;
+/// let p = PuncturePattern::standard("3/4").unwrap();
+/// assert_eq!(p.to_string(), "101,110");
+/// assert_eq!(p.kept_per_period(), 4);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PuncturePattern {
+    rows: Vec<Vec<bool>>,
+}
+
+impl PuncturePattern {
+    /// The pattern for a named rate of a rate-1/2 mother code. `1/2` keeps every
+    /// bit; 2/3, 3/4, 5/6 and 7/8 are the DVB-S patterns (ETSI EN 300 421, table 2)
+    /// with row 0 = generator 171 (X) and row 1 = generator 133 (Y).
+    pub fn standard(rate: &str) -> CodeResult<Self> {
+        let rows = match rate.trim() {
+            "1/2" => "1,1",
+            "2/3" => "10,11",
+            "3/4" => "101,110",
+            "5/6" => "10101,11010",
+            "7/8" => "1000101,1111010",
+            other => {
+                return Err(invalid!(
+                    "rate '{other}' has no standard pattern; use 1/2, 2/3, 3/4, 5/6 or 7/8"
+                ));
+            }
+        };
+        Self::parse(rows)
+    }
+
+    /// Parse a pattern written as comma-separated rows of 0/1, e.g. `110,101`.
+    pub fn parse(text: &str) -> CodeResult<Self> {
+        let rows = text
+            .split(',')
+            .map(|r| {
+                r.trim()
+                    .chars()
+                    .map(|c| match c {
+                        '0' => Ok(false),
+                        '1' => Ok(true),
+                        _ => Err(invalid!("puncture pattern '{text}' may hold only 0, 1 and commas")),
+                    })
+                    .collect::<CodeResult<Vec<bool>>>()
+            })
+            .collect::<CodeResult<Vec<_>>>()?;
+        Self::new(rows)
+    }
+
+    /// Build a pattern from rows. All rows must have the same non-zero length and
+    /// every column (stage) must keep at least one bit, so that a depuncturer can
+    /// always tell where a stream ended.
+    pub fn new(rows: Vec<Vec<bool>>) -> CodeResult<Self> {
+        let period = rows.first().map_or(0, Vec::len);
+        if rows.is_empty() || period == 0 {
+            return Err(invalid!("puncture pattern is empty"));
+        }
+        if rows.iter().any(|r| r.len() != period) {
+            return Err(invalid!("puncture pattern rows differ in length"));
+        }
+        if let Some(c) = (0..period).find(|&c| rows.iter().all(|r| !r[c])) {
+            return Err(invalid!("puncture pattern column {c} deletes every bit of its stage"));
+        }
+        Ok(Self { rows })
+    }
+
+    /// Identity pattern for an n-output code.
+    pub fn none(n: usize) -> Self {
+        Self { rows: vec![vec![true]; n] }
+    }
+
+    /// Number of encoder outputs the pattern is for.
+    pub fn n(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Stages per period.
+    pub fn period(&self) -> usize {
+        self.rows[0].len()
+    }
+
+    /// Bits kept per period.
+    pub fn kept_per_period(&self) -> usize {
+        self.rows.iter().flatten().filter(|&&b| b).count()
+    }
+
+    /// Whether the bit of output `row` at stage `col` of the period is kept.
+    pub fn keeps(&self, row: usize, col: usize) -> bool {
+        self.rows[row][col]
+    }
+
+    /// Whether the pattern keeps every bit.
+    pub fn is_identity(&self) -> bool {
+        self.rows.iter().flatten().all(|&b| b)
+    }
+
+    /// Code rate after puncturing a rate-1/n mother code: period / kept.
+    pub fn rate(&self) -> f64 {
+        self.period() as f64 / self.kept_per_period() as f64
+    }
+
+    /// Check that the pattern fits a code with `n` outputs.
+    pub fn check_fits(&self, n: usize) -> CodeResult<()> {
+        if self.n() != n {
+            return Err(invalid!(
+                "puncture pattern '{self}' has {} rows but the code has {n} outputs",
+                self.n()
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Display for PuncturePattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let rows: Vec<String> = self
+            .rows
+            .iter()
+            .map(|r| r.iter().map(|&b| if b { '1' } else { '0' }).collect())
+            .collect();
+        write!(f, "{}", rows.join(","))
+    }
+}
+
+/// Position in the pattern, carried across calls so that a stream may arrive in
+/// pieces of any size.
+#[derive(Debug, Clone)]
+struct Phase {
+    pattern: PuncturePattern,
+    /// Flat position in the period, `stage * n + output`.
+    pos: usize,
+}
+
+impl Phase {
+    fn advance(&mut self) -> bool {
+        let n = self.pattern.n();
+        let keep = self.pattern.keeps(self.pos % n, self.pos / n);
+        self.pos += 1;
+        if self.pos == n * self.pattern.period() {
+            self.pos = 0;
+        }
+        keep
+    }
+}
+
+/// Streaming puncturer: drops the deleted positions of a coded stream.
+///
+/// # Example
+/// ```
+/// use gpufec::codes::conv::{PuncturePattern, Puncturer};
+/// let mut p = Puncturer::new(PuncturePattern::standard("2/3").unwrap());
+/// let mut out = Vec::new();
+/// p.puncture(&[1u8, 2, 3, 4, 5, 6, 7, 8], &mut out);
+/// assert_eq!(out, vec![1, 2, 4, 5, 6, 8]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Puncturer {
+    phase: Phase,
+}
+
+impl Puncturer {
+    /// Start at the beginning of the pattern.
+    pub fn new(pattern: PuncturePattern) -> Self {
+        Self { phase: Phase { pattern, pos: 0 } }
+    }
+
+    /// Append the kept items of `input` to `out`.
+    pub fn puncture<T: Copy>(&mut self, input: &[T], out: &mut Vec<T>) {
+        for &x in input {
+            if self.phase.advance() {
+                out.push(x);
+            }
+        }
+    }
+}
+
+/// Streaming depuncturer: reinserts deleted positions as erasures (LLR 0).
+///
+/// # Example
+/// ```
+/// use gpufec::codes::conv::{Depuncturer, PuncturePattern};
+/// let mut d = Depuncturer::new(PuncturePattern::standard("2/3").unwrap());
+/// let mut out = Vec::new();
+/// d.depuncture(&[1.0f32, 2.0, 4.0], &mut out);
+/// assert_eq!(out, vec![1.0, 2.0, 0.0, 4.0]);
+/// assert!(d.finish().is_ok());
+/// ```
+#[derive(Debug, Clone)]
+pub struct Depuncturer {
+    phase: Phase,
+}
+
+impl Depuncturer {
+    /// Start at the beginning of the pattern.
+    pub fn new(pattern: PuncturePattern) -> Self {
+        Self { phase: Phase { pattern, pos: 0 } }
+    }
+
+    /// Append `input` to `out` with erasures at the deleted positions. Output runs
+    /// up to the last received LLR and then through any deleted positions that
+    /// follow it within the same stage.
+    pub fn depuncture<T: Copy + Default>(&mut self, input: &[T], out: &mut Vec<T>) {
+        for &x in input {
+            while !self.phase.advance() {
+                out.push(T::default());
+            }
+            out.push(x);
+        }
+        let n = self.phase.pattern.n();
+        while self.phase.pos % n != 0 && !self.phase.pattern.keeps(self.phase.pos % n, self.phase.pos / n) {
+            self.phase.advance();
+            out.push(T::default());
+        }
+    }
+
+    /// Check that the stream ended on a stage boundary.
+    pub fn finish(&self) -> CodeResult<()> {
+        let n = self.phase.pattern.n();
+        if self.phase.pos % n != 0 {
+            return Err(CodeError::Truncated(format!(
+                "punctured stream ended inside a stage ({} of {n} outputs present)",
+                self.phase.pos % n
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn standard_rates_have_the_right_rate() {
+        for (r, v) in [("1/2", 0.5), ("2/3", 2.0 / 3.0), ("3/4", 0.75), ("5/6", 5.0 / 6.0), ("7/8", 0.875)] {
+            let p = PuncturePattern::standard(r).unwrap();
+            assert!((p.rate() - v).abs() < 1e-12, "{r}: {}", p.rate());
+        }
+        assert!(PuncturePattern::standard("4/5").is_err());
+    }
+
+    #[test]
+    fn rejects_bad_patterns() {
+        assert!(PuncturePattern::parse("").is_err());
+        assert!(PuncturePattern::parse("11,1").is_err());
+        assert!(PuncturePattern::parse("12,11").is_err());
+        assert!(PuncturePattern::parse("10,10").is_ok());
+        assert!(PuncturePattern::parse("01,10").is_ok());
+        assert!(PuncturePattern::parse("10,00").unwrap_err().to_string().contains("column 1"));
+        let p = PuncturePattern::standard("3/4").unwrap();
+        assert!(p.check_fits(3).is_err());
+        assert!(p.check_fits(2).is_ok());
+    }
+
+    #[test]
+    fn depuncture_inverts_puncture_in_any_chunking() {
+        for pat in ["1,1", "10,11", "101,110", "10101,11010", "1000101,1111010", "110,011,101"] {
+            let p = PuncturePattern::parse(pat).unwrap();
+            let n = p.n();
+            for stages in [1usize, 2, 5, 7, 21, 100] {
+                let coded: Vec<f32> = (1..=stages * n).map(|i| i as f32).collect();
+                let mut tx = Vec::new();
+                let mut pu = Puncturer::new(p.clone());
+                for c in coded.chunks(3) {
+                    pu.puncture(c, &mut tx);
+                }
+                let mut rx = Vec::new();
+                let mut de = Depuncturer::new(p.clone());
+                for c in tx.chunks(2) {
+                    de.depuncture(c, &mut rx);
+                }
+                de.finish().unwrap();
+                assert_eq!(rx.len(), coded.len(), "{pat} {stages}");
+                for (i, (&a, &b)) in coded.iter().zip(&rx).enumerate() {
+                    let keep = p.keeps(i % n, (i / n) % p.period());
+                    assert_eq!(b, if keep { a } else { 0.0 }, "{pat} {stages} at {i}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn truncated_stage_is_reported() {
+        let mut de = Depuncturer::new(PuncturePattern::standard("1/2").unwrap());
+        let mut out = Vec::new();
+        de.depuncture(&[1.0f32, 2.0, 3.0], &mut out);
+        assert!(matches!(de.finish(), Err(CodeError::Truncated(_))));
+    }
+}

@@ -1,0 +1,210 @@
+//! Decoder configurations: tiled (v1 / f / v2 with serial or parallel
+//! traceback) and whole frames.
+
+use crate::codes::error::{CodeResult, invalid};
+
+/// Largest tile or subframe length accepted, in stages; keeps decision memory
+/// per tile bounded and every metric far from overflow.
+pub const MAX_TILE_STAGES: usize = 1 << 16;
+
+/// How a tile's decisions are traced back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Traceback {
+    /// One traceback from the best state at the tile's last stage.
+    Serial,
+    /// The paper's parallel traceback: the f outputs split into subframes of
+    /// `f0` stages; each subframe is traced back from the best state at the stage
+    /// `v2` past its right end (clipped to the tile), the best states having been
+    /// recorded during the forward pass.
+    Parallel {
+        /// Output stages per subframe.
+        f0: usize,
+    },
+}
+
+impl Traceback {
+    /// Parse `serial` or `parallel:F0`.
+    pub fn parse(s: &str) -> CodeResult<Self> {
+        let s = s.trim();
+        if s == "serial" {
+            return Ok(Traceback::Serial);
+        }
+        if let Some(f0) = s.strip_prefix("parallel:") {
+            let f0 = f0
+                .trim()
+                .parse::<usize>()
+                .map_err(|_| invalid!("traceback '{s}': F0 in parallel:F0 must be a whole number"))?;
+            return Ok(Traceback::Parallel { f0 });
+        }
+        Err(invalid!("traceback '{s}' is neither 'serial' nor 'parallel:F0'"))
+    }
+}
+
+impl std::fmt::Display for Traceback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Traceback::Serial => write!(f, "serial"),
+            Traceback::Parallel { f0 } => write!(f, "parallel:{f0}"),
+        }
+    }
+}
+
+/// Overlapping-tile geometry (the paper's Fig. 2): each tile decodes `f` stages
+/// and also runs over `v1` stages before and `v2` after them.
+///
+/// Tile `i` of a stream covers stages `i·f − v1 .. i·f + f + v2`; stages before the
+/// stream start or past its end are erasures (LLR 0). Path metrics start equal
+/// in every state.
+///
+/// # Example
+/// ```
+/// use gpufec::codes::conv::{TileConfig, Traceback};
+/// let t = TileConfig::new(256, 20, 32, Traceback::Serial).unwrap();
+/// assert_eq!(t.stages(), 308);
+/// assert!(TileConfig::new(0, 20, 32, Traceback::Serial).is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TileConfig {
+    /// Decoded (kept) stages per tile.
+    pub f: usize,
+    /// Left overlap, stages.
+    pub v1: usize,
+    /// Right overlap, stages.
+    pub v2: usize,
+    /// Traceback variant.
+    pub traceback: Traceback,
+}
+
+impl TileConfig {
+    /// Validated tile geometry.
+    pub fn new(f: usize, v1: usize, v2: usize, traceback: Traceback) -> CodeResult<Self> {
+        if f == 0 {
+            return Err(invalid!("tile with f=0 decodes nothing; f must be at least 1"));
+        }
+        if f + v1 + v2 > MAX_TILE_STAGES {
+            return Err(invalid!(
+                "tile of {} stages (f+v1+v2) exceeds the limit of {MAX_TILE_STAGES}",
+                f + v1 + v2
+            ));
+        }
+        if let Traceback::Parallel { f0 } = traceback {
+            if f0 == 0 {
+                return Err(invalid!("parallel traceback with f0=0 has no subframes; f0 must be at least 1"));
+            }
+            if f0 > f {
+                return Err(invalid!("parallel traceback subframe f0={f0} is longer than the tile's f={f}"));
+            }
+        }
+        Ok(Self { f, v1, v2, traceback })
+    }
+
+    /// Parse `F,V1,V2` (the CLI's `--tile`) with the given traceback.
+    pub fn parse(text: &str, traceback: Traceback) -> CodeResult<Self> {
+        let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+        let nums = parts
+            .iter()
+            .map(|p| p.parse::<usize>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| invalid!("tile '{text}' must be three whole numbers f,v1,v2"))?;
+        match nums[..] {
+            [f, v1, v2] => Self::new(f, v1, v2, traceback),
+            _ => Err(invalid!("tile '{text}' must be three whole numbers f,v1,v2")),
+        }
+    }
+
+    /// Stages one tile runs over: v1 + f + v2.
+    pub fn stages(&self) -> usize {
+        self.v1 + self.f + self.v2
+    }
+
+    /// Tiles needed for a stream of `stages` stages.
+    pub fn tiles_for(&self, stages: usize) -> usize {
+        stages.div_ceil(self.f)
+    }
+
+    /// Subframe length for the traceback: f for serial, f0 for parallel.
+    pub fn subframe(&self) -> usize {
+        match self.traceback {
+            Traceback::Serial => self.f,
+            Traceback::Parallel { f0 } => f0,
+        }
+    }
+
+    /// Number of tracebacks per tile.
+    pub fn subframes(&self) -> usize {
+        self.f.div_ceil(self.subframe())
+    }
+
+    /// Tile-relative stage whose best state starts the traceback of subframe `s`.
+    pub fn traceback_start(&self, s: usize) -> usize {
+        (self.v1 + (s + 1) * self.subframe() + self.v2).min(self.stages()) - 1
+    }
+}
+
+/// Whole frames, each decoded from a known start state 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameConfig {
+    /// Information bits per frame.
+    pub frame: usize,
+    /// Whether the frame ends in K−1 tail bits (terminated) or not.
+    pub terminated: bool,
+}
+
+impl FrameConfig {
+    /// Validated frame geometry.
+    pub fn new(frame: usize, terminated: bool) -> CodeResult<Self> {
+        if frame == 0 {
+            return Err(invalid!("frame of 0 bits; frame must be at least 1"));
+        }
+        if frame > 1 << 26 {
+            return Err(invalid!("frame of {frame} bits exceeds the limit of 2^26"));
+        }
+        Ok(Self { frame, terminated })
+    }
+
+    /// Trellis stages per frame for a code of constraint length `k`.
+    pub fn stages(&self, k: u32) -> usize {
+        self.frame + if self.terminated { k as usize - 1 } else { 0 }
+    }
+}
+
+/// What a Viterbi decoder decodes: overlapping tiles of a stream, or frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ViterbiMode {
+    /// Tiles of a continuous stream.
+    Tiled(TileConfig),
+    /// Whole frames.
+    Frame(FrameConfig),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_and_validate() {
+        assert_eq!(Traceback::parse("serial").unwrap(), Traceback::Serial);
+        assert_eq!(Traceback::parse("parallel:32").unwrap(), Traceback::Parallel { f0: 32 });
+        assert!(Traceback::parse("parallel:x").is_err());
+        assert!(Traceback::parse("fast").is_err());
+        let t = TileConfig::parse("256,20,32", Traceback::Serial).unwrap();
+        assert_eq!((t.f, t.v1, t.v2), (256, 20, 32));
+        assert!(TileConfig::parse("256,20", Traceback::Serial).is_err());
+        assert!(TileConfig::parse("0,20,32", Traceback::Serial).is_err());
+        assert!(TileConfig::new(64, 0, 0, Traceback::Parallel { f0: 0 }).is_err());
+        assert!(TileConfig::new(64, 0, 0, Traceback::Parallel { f0: 65 }).is_err());
+        assert!(TileConfig::new(1 << 17, 0, 0, Traceback::Serial).is_err());
+        assert!(FrameConfig::new(0, true).is_err());
+    }
+
+    #[test]
+    fn subframe_geometry() {
+        let t = TileConfig::new(100, 10, 20, Traceback::Parallel { f0: 32 }).unwrap();
+        assert_eq!(t.subframes(), 4);
+        assert_eq!(t.traceback_start(0), 10 + 32 + 20 - 1);
+        assert_eq!(t.traceback_start(3), t.stages() - 1);
+        let s = TileConfig::new(100, 10, 20, Traceback::Serial).unwrap();
+        assert_eq!(s.subframes(), 1);
+        assert_eq!(s.traceback_start(0), 129);
+    }
+}

@@ -1,0 +1,173 @@
+//! Multi-threaded CPU Viterbi decoder: tiles or frames spread over all cores,
+//! each thread with its own reusable scratch memory.
+
+use crate::codes::conv::code::Trellis;
+use crate::codes::conv::viterbi::config::ViterbiMode;
+use crate::codes::conv::viterbi::scalar::{self, Scratch};
+use crate::codes::decoder::{BatchDecoder, UnitShape};
+use crate::codes::error::{CodeError, CodeResult, invalid};
+use crate::codes::llr::{Llr, check_finite};
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// Default units per batch: enough to keep every core busy for a millisecond
+/// or so, small enough to keep latency low.
+pub const DEFAULT_BATCH_UNITS: usize = 256;
+
+/// CPU Viterbi decoder over tiles ([`ViterbiMode::Tiled`]) or whole frames
+/// ([`ViterbiMode::Frame`]).
+///
+/// # Example
+/// ```
+/// use gpufec::codes::conv::{ConvCode, CpuViterbi, FrameConfig, Trellis, ViterbiMode};
+/// use gpufec::codes::BatchDecoder;
+/// use std::sync::Arc;
+/// let t = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
+/// let mode = ViterbiMode::Frame(FrameConfig::new(10, true).unwrap());
+/// let mut dec = CpuViterbi::<f32>::new(t, mode, 1).unwrap();
+/// let mut bits = Vec::new();
+/// dec.decode_all(&[1.0; 32], &mut bits).unwrap();   // the all-zero codeword
+/// assert_eq!(bits, vec![0; 10]);
+/// ```
+pub struct CpuViterbi<T: Llr> {
+    trellis: Arc<Trellis>,
+    mode: ViterbiMode,
+    record: Vec<usize>,
+    scratch: Vec<Scratch<T::Metric>>,
+    batch_units: usize,
+    done: VecDeque<Vec<u8>>,
+    spare: Vec<Vec<u8>>,
+}
+
+impl<T: Llr> CpuViterbi<T> {
+    /// Decoder using `threads` threads (0 = all available cores).
+    pub fn new(trellis: Arc<Trellis>, mode: ViterbiMode, threads: usize) -> CodeResult<Self> {
+        let threads = if threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            threads
+        };
+        if threads > 1024 {
+            return Err(invalid!("{threads} decoder threads is more than 1024"));
+        }
+        let record = match mode {
+            ViterbiMode::Tiled(tile) => scalar::tile_record_points(&tile),
+            ViterbiMode::Frame(_) => Vec::new(),
+        };
+        Ok(Self {
+            trellis,
+            mode,
+            record,
+            scratch: (0..threads).map(|_| Scratch::default()).collect(),
+            batch_units: DEFAULT_BATCH_UNITS,
+            done: VecDeque::new(),
+            spare: Vec::new(),
+        })
+    }
+
+    /// Set the units per batch (at least 1).
+    pub fn with_batch_units(mut self, units: usize) -> Self {
+        self.batch_units = units.max(1);
+        self
+    }
+
+    /// Threads used.
+    pub fn threads(&self) -> usize {
+        self.scratch.len()
+    }
+
+    /// What this decoder decodes.
+    pub fn mode(&self) -> &ViterbiMode {
+        &self.mode
+    }
+
+    fn shape(&self) -> UnitShape {
+        let n = self.trellis.n();
+        match self.mode {
+            ViterbiMode::Tiled(t) => UnitShape { llrs_in: t.stages() * n, bits_out: t.f },
+            ViterbiMode::Frame(f) => UnitShape { llrs_in: f.stages(self.trellis.k()) * n, bits_out: f.frame },
+        }
+    }
+
+    /// Decode whole units of `llrs` into `out` (exactly units × bits_out long).
+    pub fn decode_units(&mut self, llrs: &[T], out: &mut [u8]) -> CodeResult<()> {
+        let shape = self.shape();
+        if llrs.len() % shape.llrs_in != 0 || out.len() != llrs.len() / shape.llrs_in * shape.bits_out {
+            return Err(CodeError::LengthMismatch(format!(
+                "{} LLRs and {} output bits do not match units of {} LLRs → {} bits",
+                llrs.len(),
+                out.len(),
+                shape.llrs_in,
+                shape.bits_out
+            )));
+        }
+        check_finite(llrs)?;
+        let units = llrs.len() / shape.llrs_in;
+        let per_thread = units.div_ceil(self.scratch.len()).max(1);
+        let (trellis, mode, record) = (&*self.trellis, &self.mode, &self.record[..]);
+        let work = llrs
+            .chunks(per_thread * shape.llrs_in)
+            .zip(out.chunks_mut(per_thread * shape.bits_out))
+            .zip(self.scratch.iter_mut());
+        let run = move |((inp, outp), scratch): ((&[T], &mut [u8]), &mut Scratch<T::Metric>)| {
+            for (u_in, u_out) in inp.chunks(shape.llrs_in).zip(outp.chunks_mut(shape.bits_out)) {
+                match mode {
+                    ViterbiMode::Tiled(tile) => scalar::decode_tile(trellis, tile, u_in, scratch, record, u_out),
+                    ViterbiMode::Frame(frame) => scalar::decode_frame(trellis, frame, u_in, scratch, u_out),
+                }
+            }
+        };
+        if units <= per_thread {
+            work.for_each(run);
+        } else {
+            std::thread::scope(|s| {
+                for w in work {
+                    s.spawn(move || run(w));
+                }
+            });
+        }
+        Ok(())
+    }
+}
+
+impl<T: Llr> BatchDecoder<T> for CpuViterbi<T> {
+    fn unit(&self) -> UnitShape {
+        self.shape()
+    }
+
+    fn batch_units(&self) -> usize {
+        self.batch_units
+    }
+
+    fn depth(&self) -> usize {
+        1
+    }
+
+    fn submit(&mut self, llrs: &[T]) -> anyhow::Result<()> {
+        let shape = self.shape();
+        let mut out = self.spare.pop().unwrap_or_default();
+        out.resize(llrs.len() / shape.llrs_in * shape.bits_out, 0);
+        self.decode_units(llrs, &mut out)?;
+        self.done.push_back(out);
+        Ok(())
+    }
+
+    fn collect(&mut self, out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        match self.done.pop_front() {
+            Some(bits) => {
+                out.extend_from_slice(&bits);
+                self.spare.push(bits);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn in_flight(&self) -> usize {
+        self.done.len()
+    }
+
+    fn describe(&self) -> String {
+        format!("cpu ({} threads, {} LLRs, scalar)", self.threads(), T::NAME)
+    }
+}

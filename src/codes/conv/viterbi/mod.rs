@@ -1,0 +1,11 @@
+//! Soft-decision Viterbi decoding: the scalar reference model, the tiled
+//! geometry of the paper, the stream tiler and the multi-threaded CPU decoder.
+
+mod config;
+mod cpu;
+pub mod scalar;
+mod tiler;
+
+pub use config::{FrameConfig, MAX_TILE_STAGES, TileConfig, Traceback, ViterbiMode};
+pub use cpu::{CpuViterbi, DEFAULT_BATCH_UNITS};
+pub use tiler::Tiler;

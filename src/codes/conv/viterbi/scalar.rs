@@ -1,0 +1,211 @@
+//! The scalar reference Viterbi: add-compare-select over the shared trellis,
+//! decisions bit-packed, serial and parallel traceback. This is the model the
+//! SIMD path and the GPU kernel reproduce bit for bit.
+//!
+//! Tie-breaking (fixed, documented for every backend):
+//! - in add-compare-select, new state `j` keeps the even predecessor
+//!   `pred_base(j)` unless the odd one's candidate metric is strictly greater
+//!   (decision bit 1 means "odd predecessor");
+//! - the best state is the lowest-numbered state holding the maximum metric.
+//!
+//! Metrics are correlations: a branch adds `+llr` for each label bit 0 and
+//! `−llr` for each label bit 1, summed in generator order; larger is better.
+
+use crate::codes::conv::code::Trellis;
+use crate::codes::conv::viterbi::config::{FrameConfig, TileConfig};
+use crate::codes::llr::Llr;
+
+/// Branch metrics of one stage for every n-bit label, label bit i ↔ LLR i.
+#[inline(always)]
+pub fn branch_metrics<T: Llr>(llrs: &[T], table: &mut [T::Metric; 16]) {
+    let n = llrs.len();
+    for (sym, slot) in table.iter_mut().enumerate().take(1 << n) {
+        let term = |i: usize| {
+            let m = llrs[i].metric();
+            if (sym >> i) & 1 == 0 { m } else { -m }
+        };
+        let mut acc = term(0);
+        for i in 1..n {
+            acc = acc + term(i);
+        }
+        *slot = acc;
+    }
+}
+
+/// Reusable working memory for one decoder thread: no allocation per tile.
+#[derive(Debug, Default)]
+pub struct Scratch<M> {
+    /// Path metrics of the current stage, one per state.
+    pub pm: Vec<M>,
+    pm_next: Vec<M>,
+    /// Decisions, `words_per_stage` 64-bit words per stage, bit `j` of the stage's
+    /// words = decision of new state `j`.
+    pub dec: Vec<u64>,
+    /// Best state after each recorded stage.
+    pub best: Vec<usize>,
+}
+
+impl<M: Copy + Default> Scratch<M> {
+    fn prepare(&mut self, states: usize, stages: usize) {
+        self.pm.resize(states, M::default());
+        self.pm_next.resize(states, M::default());
+        let words = words_per_stage(states) * stages;
+        if self.dec.len() < words {
+            self.dec.resize(words, 0);
+        }
+    }
+}
+
+/// 64-bit decision words per trellis stage.
+#[inline(always)]
+pub fn words_per_stage(states: usize) -> usize {
+    states.div_ceil(64)
+}
+
+/// Lowest-numbered state with the largest metric.
+#[inline]
+pub fn best_state<M: Copy + PartialOrd>(pm: &[M]) -> usize {
+    let mut best = 0;
+    for (j, &m) in pm.iter().enumerate().skip(1) {
+        if m > pm[best] {
+            best = j;
+        }
+    }
+    best
+}
+
+/// One add-compare-select stage from `pm` into `next`, decisions into `dec`.
+#[inline(always)]
+fn acs_stage<T: Llr>(
+    trellis: &Trellis,
+    bm: &[T::Metric; 16],
+    pm: &[T::Metric],
+    next: &mut [T::Metric],
+    dec: &mut [u64],
+) {
+    dec.iter_mut().for_each(|w| *w = 0);
+    for (j, slot) in next.iter_mut().enumerate() {
+        let p0 = trellis.pred_base(j);
+        let u = trellis.input_of(j) as usize;
+        let m0 = pm[p0] + bm[trellis.output(p0, u) as usize];
+        let m1 = pm[p0 | 1] + bm[trellis.output(p0 | 1, u) as usize];
+        let d = m1 > m0;
+        *slot = if d { m1 } else { m0 };
+        dec[j / 64] |= (d as u64) << (j % 64);
+    }
+}
+
+/// Forward pass over `llrs` (n per stage) starting from `scratch.pm`.
+///
+/// After stage `t` (0-based) for each `t` in `record` (ascending), the best state
+/// is pushed onto `scratch.best`. `normalize_every` > 0 subtracts the best
+/// metric every that many stages (exact for integer metrics).
+pub fn forward<T: Llr>(
+    trellis: &Trellis,
+    llrs: &[T],
+    scratch: &mut Scratch<T::Metric>,
+    record: &[usize],
+    normalize_every: usize,
+) {
+    let n = trellis.n();
+    let states = trellis.states();
+    let stages = llrs.len() / n;
+    let wps = words_per_stage(states);
+    scratch.prepare(states, stages);
+    scratch.best.clear();
+    let mut bm = [T::Metric::default(); 16];
+    let mut rec = record.iter().peekable();
+    for t in 0..stages {
+        branch_metrics(&llrs[t * n..(t + 1) * n], &mut bm);
+        let Scratch { pm, pm_next, dec, .. } = scratch;
+        acs_stage::<T>(trellis, &bm, pm, pm_next, &mut dec[t * wps..(t + 1) * wps]);
+        std::mem::swap(pm, pm_next);
+        if normalize_every > 0 && (t + 1) % normalize_every == 0 {
+            let top = scratch.pm[best_state(&scratch.pm)];
+            scratch.pm.iter_mut().for_each(|m| *m = *m - top);
+        }
+        if rec.peek() == Some(&&t) {
+            rec.next();
+            let b = best_state(&scratch.pm);
+            scratch.best.push(b);
+        }
+    }
+}
+
+/// Trace back from `state` at stage `from` (inclusive) down to stage `to`
+/// (inclusive), writing the bit of each stage `t` with `keep.contains(t)` to
+/// `out[t - keep.start]`. Returns the state before stage `to`.
+pub fn traceback(
+    trellis: &Trellis,
+    dec: &[u64],
+    mut state: usize,
+    from: usize,
+    to: usize,
+    keep: std::ops::Range<usize>,
+    out: &mut [u8],
+) -> usize {
+    let wps = words_per_stage(trellis.states());
+    for t in (to..=from).rev() {
+        if keep.contains(&t) {
+            out[t - keep.start] = trellis.input_of(state);
+        }
+        let d = (dec[t * wps + state / 64] >> (state % 64)) & 1;
+        state = trellis.pred_base(state) | d as usize;
+    }
+    state
+}
+
+/// Stages after which a tile's forward pass records its best state: the
+/// traceback start of each subframe.
+pub fn tile_record_points(tile: &TileConfig) -> Vec<usize> {
+    (0..tile.subframes()).map(|s| tile.traceback_start(s)).collect()
+}
+
+/// Trace back a tile whose forward pass has run (decisions and recorded best
+/// states in `scratch`), writing its `f` decisions to `out`.
+pub fn tile_traceback<M>(trellis: &Trellis, tile: &TileConfig, scratch: &Scratch<M>, out: &mut [u8]) {
+    let sub = tile.subframe();
+    for s in 0..tile.subframes() {
+        let lo = tile.v1 + s * sub;
+        let hi = (lo + sub).min(tile.v1 + tile.f);
+        let start = tile.traceback_start(s);
+        traceback(trellis, &scratch.dec, scratch.best[s], start, lo, lo..hi, &mut out[lo - tile.v1..]);
+    }
+}
+
+/// Decode one tile of `tile.stages() · n` LLRs into `tile.f` bits: the
+/// reference model of the tiled decoder.
+pub fn decode_tile<T: Llr>(
+    trellis: &Trellis,
+    tile: &TileConfig,
+    llrs: &[T],
+    scratch: &mut Scratch<T::Metric>,
+    record: &[usize],
+    out: &mut [u8],
+) {
+    debug_assert_eq!(llrs.len(), tile.stages() * trellis.n());
+    scratch.pm.clear();
+    scratch.pm.resize(trellis.states(), T::Metric::default());
+    forward(trellis, llrs, scratch, record, 0);
+    tile_traceback(trellis, tile, scratch, out);
+}
+
+/// Decode one frame of `frame.stages(K) · n` LLRs from start state 0 into
+/// `frame.frame` bits; a terminated frame is traced back from state 0, an
+/// unterminated one from the best state.
+pub fn decode_frame<T: Llr>(
+    trellis: &Trellis,
+    frame: &FrameConfig,
+    llrs: &[T],
+    scratch: &mut Scratch<T::Metric>,
+    out: &mut [u8],
+) {
+    let stages = frame.stages(trellis.k());
+    debug_assert_eq!(llrs.len(), stages * trellis.n());
+    scratch.pm.clear();
+    scratch.pm.resize(trellis.states(), T::METRIC_FLOOR);
+    scratch.pm[0] = T::Metric::default();
+    forward(trellis, llrs, scratch, &[], 64);
+    let end = if frame.terminated { 0 } else { best_state(&scratch.pm) };
+    traceback(trellis, &scratch.dec, end, stages - 1, 0, 0..frame.frame, out);
+}

@@ -1,0 +1,68 @@
+//! The two LLR sample types that travel between blocks, and the path-metric
+//! arithmetic each one implies.
+//!
+//! LLR = ln P(b=0)/P(b=1): positive means bit 0. `f32` LLRs accumulate in `f32`
+//! metrics; `i8` LLRs (saturated to ±127 by the quantizer) accumulate exactly in
+//! `i32`, so any normalisation that subtracts a common value changes no decision.
+
+use crate::codes::error::{CodeError, CodeResult};
+use std::ops::{Add, Neg, Sub};
+
+/// A soft-bit sample type accepted by the decoders.
+pub trait Llr: Copy + Default + Send + Sync + PartialEq + std::fmt::Debug + 'static {
+    /// Path-metric type the decoders accumulate this LLR type in.
+    type Metric: Copy
+        + Default
+        + PartialOrd
+        + Add<Output = Self::Metric>
+        + Sub<Output = Self::Metric>
+        + Neg<Output = Self::Metric>
+        + Send
+        + Sync
+        + std::fmt::Debug
+        + 'static;
+    /// Name used in messages and flowgraph files (`f32`, `i8`).
+    const NAME: &'static str;
+    /// A metric so low that no reachable path ever falls below it.
+    const METRIC_FLOOR: Self::Metric;
+    /// The metric value of this LLR.
+    fn metric(self) -> Self::Metric;
+    /// Whether the value is a usable LLR (not NaN, not infinite).
+    fn is_finite(self) -> bool;
+}
+
+impl Llr for f32 {
+    type Metric = f32;
+    const NAME: &'static str = "f32";
+    const METRIC_FLOOR: f32 = -1.0e30;
+    #[inline(always)]
+    fn metric(self) -> f32 {
+        self
+    }
+    #[inline(always)]
+    fn is_finite(self) -> bool {
+        f32::is_finite(self)
+    }
+}
+
+impl Llr for i8 {
+    type Metric = i32;
+    const NAME: &'static str = "i8";
+    const METRIC_FLOOR: i32 = -(1 << 28);
+    #[inline(always)]
+    fn metric(self) -> i32 {
+        self as i32
+    }
+    #[inline(always)]
+    fn is_finite(self) -> bool {
+        true
+    }
+}
+
+/// Reject NaN or infinite LLRs with the index of the first one.
+pub fn check_finite<T: Llr>(llrs: &[T]) -> CodeResult<()> {
+    match llrs.iter().position(|v| !v.is_finite()) {
+        Some(index) => Err(CodeError::NonFiniteLlr { index }),
+        None => Ok(()),
+    }
+}

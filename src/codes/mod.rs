@@ -1,0 +1,12 @@
+//! Layer 1: pure Rust code definitions, encoders, channels and CPU reference
+//! decoders. No FutureSDR, no CUDA.
+
+pub mod channel;
+pub mod conv;
+mod decoder;
+pub mod error;
+pub mod llr;
+
+pub use decoder::{BatchDecoder, UnitShape};
+pub use error::{CodeError, CodeResult};
+pub use llr::Llr;

@@ -1,0 +1,7 @@
+//! gpufec: FutureSDR blocks that decode channel codes on NVIDIA GPUs, with an
+//! exact CPU reference decoder beside every GPU one.
+//!
+//! Layers (each imports only the ones above it): [`codes`] (pure Rust codes,
+//! channels and CPU decoders).
+
+pub mod codes;
