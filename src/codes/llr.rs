@@ -23,6 +23,9 @@ pub trait Llr: Copy + Default + Send + Sync + PartialEq + std::fmt::Debug + 'sta
         + 'static;
     /// Name used in messages and flowgraph files (`f32`, `i8`).
     const NAME: &'static str;
+    /// A confident "bit 0": the framer fills the stages before a stream's start
+    /// with it, because every encoder starts from the all-zero state.
+    const CERTAIN_ZERO: Self;
     /// A metric so low that no reachable path ever falls below it.
     const METRIC_FLOOR: Self::Metric;
     /// The metric value of this LLR.
@@ -34,6 +37,9 @@ pub trait Llr: Copy + Default + Send + Sync + PartialEq + std::fmt::Debug + 'sta
 impl Llr for f32 {
     type Metric = f32;
     const NAME: &'static str = "f32";
+    // Far above any channel LLR (2y/σ² stays below ~200 up to 20 dB Eb/N0), yet
+    // small enough that a few hundred such stages leave f32 metrics precise.
+    const CERTAIN_ZERO: f32 = 1000.0;
     const METRIC_FLOOR: f32 = -1.0e30;
     #[inline(always)]
     fn metric(self) -> f32 {
@@ -48,6 +54,7 @@ impl Llr for f32 {
 impl Llr for i8 {
     type Metric = i32;
     const NAME: &'static str = "i8";
+    const CERTAIN_ZERO: i8 = 127;
     const METRIC_FLOOR: i32 = -(1 << 28);
     #[inline(always)]
     fn metric(self) -> i32 {

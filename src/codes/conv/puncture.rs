@@ -254,7 +254,7 @@ mod tests {
         assert!(PuncturePattern::parse("").is_err());
         assert!(PuncturePattern::parse("11,1").is_err());
         assert!(PuncturePattern::parse("12,11").is_err());
-        assert!(PuncturePattern::parse("10,10").is_ok());
+        assert!(PuncturePattern::parse("10,10").is_err());
         assert!(PuncturePattern::parse("01,10").is_ok());
         assert!(PuncturePattern::parse("10,00").unwrap_err().to_string().contains("column 1"));
         let p = PuncturePattern::standard("3/4").unwrap();

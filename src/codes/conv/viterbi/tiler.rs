@@ -8,8 +8,10 @@ use crate::codes::llr::Llr;
 
 /// Streaming tiler: LLRs in (any chunking), whole tiles out.
 ///
-/// Tile `i` holds stages `i·f − v1 .. i·f + f + v2`, `n` LLRs per stage; stages
-/// before the stream start or after its end are zeros (erasures).
+/// Tile `i` holds stages `i·f − v1 .. i·f + f + v2`, `n` LLRs per stage. Stages
+/// before the stream start carry [`Llr::CERTAIN_ZERO`] (the encoder's register
+/// is all zeros there), so the first tile starts from a known state when
+/// v1 ≥ K−1; stages after the stream's end are erasures (LLR 0).
 ///
 /// # Example
 /// ```
@@ -55,7 +57,9 @@ impl<T: Llr> Tiler<T> {
         let first = (self.next_tile * self.cfg.f) as isize - self.cfg.v1 as isize;
         let n = self.n;
         for s in first..first + self.cfg.stages() as isize {
-            if s < 0 || s as usize >= self.received {
+            if s < 0 {
+                out.extend(std::iter::repeat_n(T::CERTAIN_ZERO, n));
+            } else if s as usize >= self.received {
                 out.extend(std::iter::repeat_n(T::default(), n));
             } else {
                 let i = (s as usize - self.buf_stage) * n;
@@ -132,7 +136,7 @@ mod tests {
                     for s in 0..cfg.stages() {
                         let g = (ti * f + s) as isize - v1 as isize;
                         for k in 0..n {
-                            let want = if g < 0 || g as usize >= stages { 0.0 } else { llrs[g as usize * n + k] };
+                            let want = if g < 0 { f32::CERTAIN_ZERO } else if g as usize >= stages { 0.0 } else { llrs[g as usize * n + k] };
                             assert_eq!(out[(ti * cfg.stages() + s) * n + k], want);
                         }
                     }
