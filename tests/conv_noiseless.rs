@@ -41,7 +41,7 @@ fn tiled_decoders_are_exact_without_noise() {
             // A tile starts in an unknown state: without overlap it needs enough
             // stages of its own to resolve it (a handful; f = 5 is not always
             // enough), so short tiles get overlaps of at least K−1.
-            for (f, v1, v2) in [(1usize, 8usize, 8usize), (5, 8, 8), (32, 8, 10), (64, 0, 20), (100, 20, 45), (256, 20, 32), (13, 8, 8), (512, 0, 0)] {
+            for (f, v1, v2) in [(1usize, 8usize, 8usize), (5, 8, 8), (32, 8, 10), (64, 0, 20), (100, 20, 45), (256, 20, 32), (13, 8, 8), (512, 8, 0)] {
                 for tb in [Traceback::Serial, Traceback::Parallel { f0: 8.min(f) }, Traceback::Parallel { f0: 32.min(f) }, Traceback::Parallel { f0: 7.min(f) }] {
                     if len < 5 && v1 < k as usize - 1 {
                         // A stream shorter than the code's memory, decoded without
