@@ -2,6 +2,7 @@
 //! exact CPU reference decoder beside every GPU one.
 //!
 //! Layers (each imports only the ones above it): [`codes`] (pure Rust codes,
-//! channels and CPU decoders).
+//! channels and CPU decoders), [`gpu`] (CUDA backend).
 
 pub mod codes;
+pub mod gpu;
