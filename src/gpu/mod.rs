@@ -3,7 +3,7 @@
 //! crate builds and its CPU paths run where no CUDA exists.
 
 use crate::codes::conv::{Trellis, ViterbiMode};
-use crate::codes::decoder::{BatchDecoder, UnitShape};
+use crate::codes::{BatchDecoder, UnitShape};
 use crate::codes::llr::Llr;
 use std::sync::Arc;
 
