@@ -6,6 +6,7 @@ pub mod conv;
 mod decoder;
 pub mod error;
 pub mod llr;
+pub mod sim;
 
 pub use decoder::{BatchDecoder, UnitShape};
 pub use error::{CodeError, CodeResult};
