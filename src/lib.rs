@@ -4,5 +4,7 @@
 //! Layers (each imports only the ones above it): [`codes`] (pure Rust codes,
 //! channels and CPU decoders), [`gpu`] (CUDA backend).
 
+#![warn(missing_docs)]
+
 pub mod codes;
 pub mod gpu;

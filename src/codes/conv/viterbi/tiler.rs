@@ -67,12 +67,16 @@ impl<T: Llr> Tiler<T> {
             }
         }
         self.next_tile += 1;
-        // Stages before the next tile's first stage are no longer needed.
+    }
+
+    /// Forget the stages before the next tile's first stage; done once per call,
+    /// not per tile, so a large push costs one move of the buffer.
+    fn compact(&mut self) {
         let keep_from = (self.next_tile * self.cfg.f).saturating_sub(self.cfg.v1);
         if keep_from > self.buf_stage {
-            let drop = ((keep_from - self.buf_stage) * n).min(self.buf.len());
+            let drop = ((keep_from - self.buf_stage) * self.n).min(self.buf.len() / self.n * self.n);
             self.buf.drain(..drop);
-            self.buf_stage += drop / n;
+            self.buf_stage += drop / self.n;
         }
     }
 
@@ -89,6 +93,7 @@ impl<T: Llr> Tiler<T> {
             }
             self.emit(out);
         }
+        self.compact();
         self.next_tile - before
     }
 
