@@ -48,7 +48,7 @@ fn tiled_decoders_are_exact_without_noise() {
                         // the known start state, is ambiguous: not a decoder fault.
                         continue;
                     }
-                    let tile = TileConfig::new(f, v1, v2, tb).unwrap();
+                    let tile = TileConfig::new(f, v1, v2, tb).unwrap().with_group(1 + len % 3).unwrap();
                     assert_eq!(decode_stream(&trellis, tile, &llrs, len), bits, "K={k} len={len} tile={tile:?}");
                     assert_eq!(decode_stream(&trellis, tile, &llrs_i8, len), bits, "i8 K={k} len={len} tile={tile:?}");
                 }
@@ -73,5 +73,22 @@ fn frame_decoder_is_exact_without_noise() {
         let mut out = Vec::new();
         dec.decode_all(&noiseless_llrs(&coded), &mut out).unwrap();
         assert_eq!(out, bits, "terminated={terminated}");
+    }
+}
+
+#[test]
+fn grouping_tiles_into_units_changes_no_bit() {
+    // The unit size only changes how the stream travels: on noisy input every
+    // group size must give the same decisions as one tile per unit.
+    let trellis = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
+    let mut r = SmallRng::seed_from_u64(21);
+    let llrs: Vec<i8> = (0..2 * 5000).map(|_| r.random_range(-40..=40i8)).collect();
+    for tb in [Traceback::Serial, Traceback::Parallel { f0: 16 }] {
+        let base = TileConfig::new(64, 12, 20, tb).unwrap();
+        let one = decode_stream(&trellis, base, &llrs, 5000);
+        for group in [2usize, 7, 100] {
+            let grouped = decode_stream(&trellis, base.with_group(group).unwrap(), &llrs, 5000);
+            assert_eq!(grouped, one, "group {group} {tb:?}");
+        }
     }
 }

@@ -272,7 +272,7 @@ pub struct TileLoss {
 /// The full-frame reference for stream decoding: tiles so long (65536 stages,
 /// 64-stage overlaps) that edge effects are below measurement.
 pub fn reference_tile() -> TileConfig {
-    TileConfig { f: 65536, v1: 64, v2: 64, traceback: Traceback::Serial }
+    TileConfig { f: 65536, v1: 64, v2: 64, traceback: Traceback::Serial, group: 1 }
 }
 
 /// Reference BER at `ebn0_db` and its local slope in decades per dB, for a

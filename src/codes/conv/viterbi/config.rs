@@ -52,15 +52,22 @@ impl std::fmt::Display for Traceback {
 /// Overlapping-tile geometry (the paper's Fig. 2): each tile decodes `f` stages
 /// and also runs over `v1` stages before and `v2` after them.
 ///
-/// Tile `i` of a stream covers stages `i·f − v1 .. i·f + f + v2`; stages before the
-/// stream start or past its end are erasures (LLR 0). Path metrics start equal
-/// in every state.
+/// Tile `i` of a stream covers stages `i·f − v1 .. i·f + f + v2`. Stages before the
+/// stream start carry a confident bit 0 (the encoder starts in state 0), stages
+/// past its end are erasures (LLR 0). Path metrics start equal in every state.
+///
+/// A *work unit* is a run of `group` consecutive tiles that share their overlaps:
+/// stages `u·group·f − v1 .. (u+1)·group·f + v2` for unit `u`. The tiles, and so the
+/// decoded bits, do not depend on `group`; it only sets how the stream travels
+/// (each LLR once instead of `(v1+f+v2)/f` times, which matters on PCIe).
 ///
 /// # Example
 /// ```
 /// use gpufec::codes::conv::{TileConfig, Traceback};
 /// let t = TileConfig::new(256, 20, 32, Traceback::Serial).unwrap();
 /// assert_eq!(t.stages(), 308);
+/// let g = t.with_group(64).unwrap();
+/// assert_eq!(g.unit_stages(), 64 * 256 + 52);
 /// assert!(TileConfig::new(0, 20, 32, Traceback::Serial).is_err());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +80,12 @@ pub struct TileConfig {
     pub v2: usize,
     /// Traceback variant.
     pub traceback: Traceback,
+    /// Tiles per work unit (≥ 1).
+    pub group: usize,
 }
+
+/// Largest work unit accepted, in stages.
+pub const MAX_UNIT_STAGES: usize = 1 << 24;
 
 impl TileConfig {
     /// Validated tile geometry.
@@ -95,7 +107,22 @@ impl TileConfig {
                 return Err(invalid!("parallel traceback subframe f0={f0} is longer than the tile's f={f}"));
             }
         }
-        Ok(Self { f, v1, v2, traceback })
+        Ok(Self { f, v1, v2, traceback, group: 1 })
+    }
+
+    /// The same tiles, travelling `group` to a work unit.
+    pub fn with_group(self, group: usize) -> CodeResult<Self> {
+        if group == 0 {
+            return Err(invalid!("a work unit of 0 tiles carries nothing; group must be at least 1"));
+        }
+        let stages = group.checked_mul(self.f).and_then(|s| s.checked_add(self.v1 + self.v2));
+        match stages {
+            Some(s) if s <= MAX_UNIT_STAGES => Ok(Self { group, ..self }),
+            _ => Err(invalid!(
+                "a work unit of {group} tiles of f={} exceeds the limit of {MAX_UNIT_STAGES} stages",
+                self.f
+            )),
+        }
     }
 
     /// Parse `F,V1,V2` (the CLI's `--tile`) with the given traceback.
@@ -120,6 +147,21 @@ impl TileConfig {
     /// Tiles needed for a stream of `stages` stages.
     pub fn tiles_for(&self, stages: usize) -> usize {
         stages.div_ceil(self.f)
+    }
+
+    /// Decoded stages per work unit: group · f.
+    pub fn unit_bits(&self) -> usize {
+        self.group * self.f
+    }
+
+    /// Stages one work unit carries: group · f + v1 + v2.
+    pub fn unit_stages(&self) -> usize {
+        self.unit_bits() + self.v1 + self.v2
+    }
+
+    /// Work units needed for a stream of `stages` stages.
+    pub fn units_for(&self, stages: usize) -> usize {
+        stages.div_ceil(self.unit_bits())
     }
 
     /// Subframe length for the traceback: f for serial, f0 for parallel.
@@ -195,6 +237,9 @@ mod tests {
         assert!(TileConfig::new(64, 0, 0, Traceback::Parallel { f0: 65 }).is_err());
         assert!(TileConfig::new(1 << 17, 0, 0, Traceback::Serial).is_err());
         assert!(FrameConfig::new(0, true).is_err());
+        assert!(t.with_group(0).is_err());
+        assert!(t.with_group(1 << 20).is_err());
+        assert_eq!(t.with_group(3).unwrap().unit_stages(), 3 * 256 + 52);
     }
 
     #[test]

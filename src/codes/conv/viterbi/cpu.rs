@@ -84,7 +84,7 @@ impl<T: Llr> CpuViterbi<T> {
     fn shape(&self) -> UnitShape {
         let n = self.trellis.n();
         match self.mode {
-            ViterbiMode::Tiled(t) => UnitShape { llrs_in: t.stages() * n, bits_out: t.f },
+            ViterbiMode::Tiled(t) => UnitShape { llrs_in: t.unit_stages() * n, bits_out: t.unit_bits() },
             ViterbiMode::Frame(f) => UnitShape { llrs_in: f.stages(self.trellis.k()) * n, bits_out: f.frame },
         }
     }
@@ -103,21 +103,33 @@ impl<T: Llr> CpuViterbi<T> {
         }
         check_finite(llrs)?;
         let units = llrs.len() / shape.llrs_in;
-        let per_thread = units.div_ceil(self.scratch.len()).max(1);
+        // The pieces a thread may take: tiles (each independent) or frames.
+        let (jobs, job_bits) = match self.mode {
+            ViterbiMode::Tiled(t) => (units * t.group, t.f),
+            ViterbiMode::Frame(f) => (units, f.frame),
+        };
+        let per_thread = jobs.div_ceil(self.scratch.len()).max(1);
         let (trellis, mode, record) = (&*self.trellis, &self.mode, &self.record[..]);
-        let work = llrs
-            .chunks(per_thread * shape.llrs_in)
-            .zip(out.chunks_mut(per_thread * shape.bits_out))
-            .zip(self.scratch.iter_mut());
-        let run = move |((inp, outp), scratch): ((&[T], &mut [u8]), &mut Scratch<T::Metric>)| {
-            for (u_in, u_out) in inp.chunks(shape.llrs_in).zip(outp.chunks_mut(shape.bits_out)) {
+        let n = trellis.n();
+        let work = out.chunks_mut(per_thread * job_bits).enumerate().zip(self.scratch.iter_mut());
+        let run = move |((chunk, outp), scratch): ((usize, &mut [u8]), &mut Scratch<T::Metric>)| {
+            for (i, bits) in outp.chunks_mut(job_bits).enumerate() {
+                let job = chunk * per_thread + i;
                 match mode {
-                    ViterbiMode::Tiled(tile) => scalar::decode_tile(trellis, tile, u_in, scratch, record, u_out),
-                    ViterbiMode::Frame(frame) => scalar::decode_frame(trellis, frame, u_in, scratch, u_out),
+                    ViterbiMode::Tiled(tile) => {
+                        let (unit, k) = (job / tile.group, job % tile.group);
+                        let at = unit * shape.llrs_in + k * tile.f * n;
+                        let tile_llrs = &llrs[at..at + tile.stages() * n];
+                        scalar::decode_tile(trellis, tile, tile_llrs, scratch, record, bits)
+                    }
+                    ViterbiMode::Frame(frame) => {
+                        let frame_llrs = &llrs[job * shape.llrs_in..(job + 1) * shape.llrs_in];
+                        scalar::decode_frame(trellis, frame, frame_llrs, scratch, bits)
+                    }
                 }
             }
         };
-        if units <= per_thread {
+        if jobs <= per_thread {
             work.for_each(run);
         } else {
             std::thread::scope(|s| {

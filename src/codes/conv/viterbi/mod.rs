@@ -6,6 +6,6 @@ mod cpu;
 pub mod scalar;
 mod tiler;
 
-pub use config::{FrameConfig, MAX_TILE_STAGES, TileConfig, Traceback, ViterbiMode};
+pub use config::{FrameConfig, MAX_TILE_STAGES, MAX_UNIT_STAGES, TileConfig, Traceback, ViterbiMode};
 pub use cpu::{CpuViterbi, DEFAULT_BATCH_UNITS};
 pub use tiler::Tiler;
