@@ -1,0 +1,14 @@
+// Shared device-side definitions for every gpufec kernel.
+//
+// Conventions (DESIGN.md): LLR = ln P(b=0)/P(b=1), positive means bit 0. Bits
+// leave the device unpacked, one byte per bit. Kernels are compiled by NVRTC at
+// run time with the code parameters as -D constants, so every loop over states
+// or stages below is unrolled with compile-time bounds.
+#pragma once
+
+typedef signed char i8;
+typedef unsigned char u8;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+#define GPUFEC_DEVICE __device__ __forceinline__
