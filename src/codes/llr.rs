@@ -32,6 +32,21 @@ pub trait Llr: Copy + Default + Send + Sync + PartialEq + std::fmt::Debug + 'sta
     fn metric(self) -> Self::Metric;
     /// Whether the value is a usable LLR (not NaN, not infinite).
     fn is_finite(self) -> bool;
+    /// The slice as its concrete sample type, for kernels written per type
+    /// (the SIMD Viterbi); `None` for a type without such kernels.
+    fn typed(llrs: &[Self]) -> Option<LlrSlice<'_>> {
+        let _ = llrs;
+        None
+    }
+}
+
+/// A slice of LLRs seen as its concrete sample type.
+#[derive(Debug, Clone, Copy)]
+pub enum LlrSlice<'a> {
+    /// `f32` LLRs.
+    F32(&'a [f32]),
+    /// `i8` LLRs.
+    I8(&'a [i8]),
 }
 
 impl Llr for f32 {
@@ -49,6 +64,9 @@ impl Llr for f32 {
     fn is_finite(self) -> bool {
         f32::is_finite(self)
     }
+    fn typed(llrs: &[f32]) -> Option<LlrSlice<'_>> {
+        Some(LlrSlice::F32(llrs))
+    }
 }
 
 impl Llr for i8 {
@@ -63,6 +81,9 @@ impl Llr for i8 {
     #[inline(always)]
     fn is_finite(self) -> bool {
         true
+    }
+    fn typed(llrs: &[i8]) -> Option<LlrSlice<'_>> {
+        Some(LlrSlice::I8(llrs))
     }
 }
 

@@ -10,4 +10,4 @@ pub mod sim;
 
 pub use decoder::{BatchDecoder, UnitShape};
 pub use error::{CodeError, CodeResult};
-pub use llr::Llr;
+pub use llr::{Llr, LlrSlice};

@@ -1,9 +1,11 @@
 //! Multi-threaded CPU Viterbi decoder: tiles or frames spread over all cores,
-//! each thread with its own reusable scratch memory.
+//! each thread with its own reusable scratch memory, the forward pass on the
+//! fastest SIMD level the CPU has.
 
 use crate::codes::conv::code::Trellis;
 use crate::codes::conv::viterbi::config::ViterbiMode;
-use crate::codes::conv::viterbi::scalar::{self, Scratch};
+use crate::codes::conv::viterbi::scalar;
+use crate::codes::conv::viterbi::simd::{Kernel, SimdLevel, Workspace};
 use crate::codes::decoder::{BatchDecoder, UnitShape};
 use crate::codes::error::{CodeError, CodeResult, invalid};
 use crate::codes::llr::{Llr, check_finite};
@@ -16,6 +18,10 @@ pub const DEFAULT_BATCH_UNITS: usize = 256;
 
 /// CPU Viterbi decoder over tiles ([`ViterbiMode::Tiled`]) or whole frames
 /// ([`ViterbiMode::Frame`]).
+///
+/// The forward pass runs on [`SimdLevel::detect`]'s level unless
+/// [`with_simd`](Self::with_simd) says otherwise; every level gives the bits of
+/// the scalar reference model.
 ///
 /// # Example
 /// ```
@@ -33,7 +39,8 @@ pub struct CpuViterbi<T: Llr> {
     trellis: Arc<Trellis>,
     mode: ViterbiMode,
     record: Vec<usize>,
-    scratch: Vec<Scratch<T::Metric>>,
+    kernel: Kernel,
+    scratch: Vec<Workspace<T::Metric>>,
     batch_units: usize,
     done: VecDeque<Vec<u8>>,
     spare: Vec<Vec<u8>>,
@@ -54,15 +61,29 @@ impl<T: Llr> CpuViterbi<T> {
             ViterbiMode::Tiled(tile) => scalar::tile_record_points(&tile),
             ViterbiMode::Frame(_) => Vec::new(),
         };
+        let kernel = Kernel::new(&trellis, SimdLevel::detect())?;
         Ok(Self {
             trellis,
             mode,
             record,
-            scratch: (0..threads).map(|_| Scratch::default()).collect(),
+            kernel,
+            scratch: (0..threads).map(|_| Workspace::default()).collect(),
             batch_units: DEFAULT_BATCH_UNITS,
             done: VecDeque::new(),
             spare: Vec::new(),
         })
+    }
+
+    /// Run the forward pass at `level` (for tests and benchmarks); an error if
+    /// this CPU cannot.
+    pub fn with_simd(mut self, level: SimdLevel) -> CodeResult<Self> {
+        self.kernel = Kernel::new(&self.trellis, level)?;
+        Ok(self)
+    }
+
+    /// The SIMD level the forward pass runs at.
+    pub fn simd(&self) -> SimdLevel {
+        self.kernel.level()
     }
 
     /// Set the units per batch (at least 1).
@@ -109,10 +130,10 @@ impl<T: Llr> CpuViterbi<T> {
             ViterbiMode::Frame(f) => (units, f.frame),
         };
         let per_thread = jobs.div_ceil(self.scratch.len()).max(1);
-        let (trellis, mode, record) = (&*self.trellis, &self.mode, &self.record[..]);
+        let (trellis, mode, record, kernel) = (&*self.trellis, &self.mode, &self.record[..], &self.kernel);
         let n = trellis.n();
         let work = out.chunks_mut(per_thread * job_bits).enumerate().zip(self.scratch.iter_mut());
-        let run = move |((chunk, outp), scratch): ((usize, &mut [u8]), &mut Scratch<T::Metric>)| {
+        let run = move |((chunk, outp), ws): ((usize, &mut [u8]), &mut Workspace<T::Metric>)| {
             for (i, bits) in outp.chunks_mut(job_bits).enumerate() {
                 let job = chunk * per_thread + i;
                 match mode {
@@ -120,11 +141,11 @@ impl<T: Llr> CpuViterbi<T> {
                         let (unit, k) = (job / tile.group, job % tile.group);
                         let at = unit * shape.llrs_in + k * tile.f * n;
                         let tile_llrs = &llrs[at..at + tile.stages() * n];
-                        scalar::decode_tile(trellis, tile, tile_llrs, scratch, record, bits)
+                        kernel.decode_tile(trellis, tile, tile_llrs, ws, record, bits)
                     }
                     ViterbiMode::Frame(frame) => {
                         let frame_llrs = &llrs[job * shape.llrs_in..(job + 1) * shape.llrs_in];
-                        scalar::decode_frame(trellis, frame, frame_llrs, scratch, bits)
+                        kernel.decode_frame(trellis, frame, frame_llrs, ws, bits)
                     }
                 }
             }
@@ -180,6 +201,6 @@ impl<T: Llr> BatchDecoder<T> for CpuViterbi<T> {
     }
 
     fn describe(&self) -> String {
-        format!("cpu ({} threads, {} LLRs, scalar)", self.threads(), T::NAME)
+        format!("cpu ({} threads, {} LLRs, {})", self.threads(), T::NAME, self.simd())
     }
 }

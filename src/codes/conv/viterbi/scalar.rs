@@ -46,7 +46,8 @@ pub struct Scratch<M> {
 }
 
 impl<M: Copy + Default> Scratch<M> {
-    fn prepare(&mut self, states: usize, stages: usize) {
+    /// Size the buffers for `stages` stages of a `states`-state trellis.
+    pub(crate) fn prepare(&mut self, states: usize, stages: usize) {
         self.pm.resize(states, M::default());
         self.pm_next.resize(states, M::default());
         let words = words_per_stage(states) * stages;
@@ -138,19 +139,40 @@ pub fn forward<T: Llr>(
 pub fn traceback(
     trellis: &Trellis,
     dec: &[u64],
-    mut state: usize,
+    state: usize,
     from: usize,
     to: usize,
     keep: std::ops::Range<usize>,
     out: &mut [u8],
 ) -> usize {
     let wps = words_per_stage(trellis.states());
+    // Each step waits on the previous one; with one word per stage (K ≤ 7)
+    // the word's address does not depend on the state, so its load is not
+    // part of that wait.
+    if wps == 1 {
+        walk(trellis, state, from, to, keep, out, |t, s| dec[t] >> s)
+    } else {
+        walk(trellis, state, from, to, keep, out, |t, s| dec[t * wps + s / 64] >> (s % 64))
+    }
+}
+
+/// The steps of [`traceback`], given the decision word of stage `t` shifted
+/// to put state `s`'s decision in bit 0.
+#[inline(always)]
+fn walk(
+    trellis: &Trellis,
+    mut state: usize,
+    from: usize,
+    to: usize,
+    keep: std::ops::Range<usize>,
+    out: &mut [u8],
+    decision: impl Fn(usize, usize) -> u64,
+) -> usize {
     for t in (to..=from).rev() {
         if keep.contains(&t) {
             out[t - keep.start] = trellis.input_of(state);
         }
-        let d = (dec[t * wps + state / 64] >> (state % 64)) & 1;
-        state = trellis.pred_base(state) | d as usize;
+        state = trellis.pred_base(state) | (decision(t, state) & 1) as usize;
     }
     state
 }
@@ -205,7 +227,20 @@ pub fn decode_frame<T: Llr>(
     scratch.pm.clear();
     scratch.pm.resize(trellis.states(), T::METRIC_FLOOR);
     scratch.pm[0] = T::Metric::default();
-    forward(trellis, llrs, scratch, &[], 64);
+    forward(trellis, llrs, scratch, &[], FRAME_NORMALIZE_EVERY);
+    frame_traceback(trellis, frame, scratch, out);
+}
+
+/// Stages between the normalisations of a frame's forward pass (subtracting
+/// the best metric: exact for integer metrics, and the f32 rounding every
+/// backend must reproduce).
+pub const FRAME_NORMALIZE_EVERY: usize = 64;
+
+/// Trace back a frame whose forward pass has run (decisions and final metrics
+/// in `scratch`): a terminated frame from state 0, an unterminated one from
+/// the best state.
+pub fn frame_traceback<M: Copy + PartialOrd>(trellis: &Trellis, frame: &FrameConfig, scratch: &Scratch<M>, out: &mut [u8]) {
+    let stages = frame.stages(trellis.k());
     let end = if frame.terminated { 0 } else { best_state(&scratch.pm) };
     traceback(trellis, &scratch.dec, end, stages - 1, 0, 0..frame.frame, out);
 }

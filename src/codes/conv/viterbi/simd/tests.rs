@@ -1,0 +1,121 @@
+//! Every SIMD forward pass against the reference's, decision for decision:
+//! the same decision words, the same recorded best states, and the same final
+//! metrics (bit for bit for `f32`; up to a common offset for `i16`).
+
+use super::kernel::{Pass, Start};
+use super::{Kernel, Ran, SimdLevel, Workspace};
+use crate::codes::conv::code::{ConvCode, Trellis};
+use crate::codes::conv::viterbi::scalar::{self, Scratch, words_per_stage};
+use crate::codes::llr::Llr;
+use rand::{Rng, SeedableRng, rngs::SmallRng};
+
+/// Every K, every n, generators that tap neither the current nor the oldest bit.
+fn codes() -> Vec<ConvCode> {
+    [
+        (3, vec![0o7, 0o5]),
+        (3, vec![0o5, 0o7, 0o7, 0o3]),
+        (4, vec![0o15, 0o17]),
+        (5, vec![0o23, 0o35]),
+        (5, vec![0o25, 0o33, 0o37]),
+        (6, vec![0o53, 0o75]),
+        (7, vec![0o171, 0o133]),
+        (7, vec![0o133, 0o171, 0o165]),
+        (7, vec![0o171, 0o035]),
+        (7, vec![0o172, 0o133, 0o165, 0o117]),
+        (8, vec![0o247, 0o371]),
+        (9, vec![0o561, 0o753]),
+        (9, vec![0o765, 0o671, 0o513, 0o473]),
+    ]
+    .into_iter()
+    .map(|(k, p)| ConvCode::new(k, &p).unwrap())
+    .collect()
+}
+
+/// Named LLR streams of `len` values: noisy, all tied, saturated, erased,
+/// and mixtures of the extremes.
+fn inputs(len: usize, seed: u64) -> Vec<(&'static str, Vec<f32>, Vec<i8>)> {
+    let mut r = SmallRng::seed_from_u64(seed);
+    let noisy = |r: &mut SmallRng| {
+        let mean = if r.random::<bool>() { 2.0 } else { -2.0 };
+        mean + 2.0 * (r.random::<f32>() + r.random::<f32>() + r.random::<f32>() - 1.5)
+    };
+    let awgn: Vec<f32> = (0..len).map(|_| noisy(&mut r)).collect();
+    let awgn_i8 = awgn.iter().map(|&x| (x * 12.0).clamp(-128.0, 127.0) as i8).collect();
+    let sat: Vec<i8> = (0..len).map(|_| if r.random::<bool>() { 127 } else { -128 }).collect();
+    let extremes = [0i8, 1, -1, 127, -127, -128];
+    let mixed: Vec<i8> = (0..len).map(|_| extremes[r.random_range(0..extremes.len())]).collect();
+    let zeros = [0.0f32, -0.0, 1.0, -1.0, 1000.0, 1e-40];
+    let signed_zeros = (0..len).map(|_| zeros[r.random_range(0..zeros.len())]).collect();
+    let huge = (0..len).map(|_| if r.random::<bool>() { 3e38 } else { -1e38 }).collect();
+    vec![
+        ("awgn", awgn, awgn_i8),
+        ("ties", vec![1.0; len], vec![1; len]),
+        ("erased", vec![0.0; len], vec![0; len]),
+        ("saturated", sat.iter().map(|&v| v as f32).collect(), sat),
+        ("mixed", signed_zeros, mixed.clone()),
+        ("huge", huge, mixed),
+    ]
+}
+
+fn reference<T: Llr>(trellis: &Trellis, llrs: &[T], start: Start, record: &[usize], every: usize) -> Scratch<T::Metric> {
+    let mut s = Scratch::default();
+    s.pm = vec![T::Metric::default(); trellis.states()];
+    if start == Start::State0 {
+        s.pm[1..].fill(T::METRIC_FLOOR);
+    }
+    scalar::forward(trellis, llrs, &mut s, record, every);
+    s
+}
+
+/// Same decisions and best states; `offsets` maps each final metric pair
+/// (reference, kernel) to what must agree across states (`None`: a state no
+/// path reaches, whose metric only the floor sets).
+fn assert_same<A: Copy, B: Copy, D: PartialEq + std::fmt::Debug>(
+    stages: usize,
+    words: usize,
+    r: &Scratch<A>,
+    k: &Scratch<B>,
+    offsets: impl Fn(A, B) -> Option<D>,
+    what: &str,
+) {
+    let n = stages * words;
+    if let Some(i) = (0..n).find(|&i| r.dec[i] != k.dec[i]) {
+        panic!("{what}: decisions differ first at stage {}: {:x} vs {:x}", i / words, r.dec[i], k.dec[i]);
+    }
+    assert_eq!(r.best, k.best, "{what}: recorded best states");
+    let want: Vec<D> = r.pm.iter().zip(&k.pm).filter_map(|(&a, &b)| offsets(a, b)).collect();
+    assert!(want.windows(2).all(|w| w[0] == w[1]), "{what}: final metrics {want:?}");
+}
+
+#[test]
+fn forward_passes_match_the_reference_decision_for_decision() {
+    let levels: Vec<_> = SimdLevel::supported().into_iter().filter(|&l| l != SimdLevel::Scalar).collect();
+    eprintln!("SIMD levels checked: {levels:?}");
+    for (ci, code) in codes().into_iter().enumerate() {
+        let trellis = Trellis::new(&code);
+        let n = trellis.n();
+        for (stages, start, record, every) in
+            [(300, Start::Equal, vec![0, 31, 32, 200, 299], 0), (2100, Start::State0, vec![2099], 64), (5, Start::State0, vec![4], 64)]
+        {
+            for (name, f, q) in inputs(stages * n, 7 + ci as u64) {
+                let rf = reference(&trellis, &f, start, &record, every);
+                let rq = reference(&trellis, &q, start, &record, every);
+                for &level in &levels {
+                    let kernel = Kernel::new(&trellis, level).unwrap();
+                    let what = format!("{level} K={} {} {name} {stages} stages", code.k(), code.polys_octal());
+                    let words = words_per_stage(trellis.states());
+                    let mut ws = Workspace::<f32>::default();
+                    match kernel.run(Pass { llrs: &f, start, record: &record, normalize_every: every }, &mut ws) {
+                        Ran::F32(k) => assert_same(stages, words, &rf, k, |a, b| Some(a.to_bits() ^ b.to_bits()), &what),
+                        _ => panic!("{what}: no f32 kernel ran"),
+                    }
+                    let mut ws = Workspace::<i32>::default();
+                    match kernel.run(Pass { llrs: &q, start, record: &record, normalize_every: every }, &mut ws) {
+                        Ran::I16(k) => assert_same(stages, words, &rq, k, |a, b| (a > i8::METRIC_FLOOR / 2).then_some(a - b as i32), &format!("i8 {what}")),
+                        _ => panic!("i8 {what}: no i16 kernel ran"),
+                    }
+                }
+            }
+        }
+    }
+}
