@@ -145,36 +145,69 @@ pub fn traceback(
     keep: std::ops::Range<usize>,
     out: &mut [u8],
 ) -> usize {
-    let wps = words_per_stage(trellis.states());
-    // Each step waits on the previous one; with one word per stage (K ≤ 7)
-    // the word's address does not depend on the state, so its load is not
-    // part of that wait.
-    if wps == 1 {
-        walk(trellis, state, from, to, keep, out, |t, s| dec[t] >> s)
-    } else {
-        walk(trellis, state, from, to, keep, out, |t, s| dec[t * wps + s / 64] >> (s % 64))
-    }
+    let base = keep.start;
+    let mut walks = [Walk { state, from, to, keep }];
+    walk_together(trellis, dec, &mut walks, base, out);
+    walks[0].state
 }
 
-/// The steps of [`traceback`], given the decision word of stage `t` shifted
-/// to put state `s`'s decision in bit 0.
-#[inline(always)]
-fn walk(
-    trellis: &Trellis,
-    mut state: usize,
+/// One traceback in progress: at `state` before stage `from`, going down to
+/// stage `to`, keeping the bits of the stages in `keep`.
+#[derive(Debug, Clone)]
+struct Walk {
+    state: usize,
     from: usize,
     to: usize,
     keep: std::ops::Range<usize>,
+}
+
+/// Run independent tracebacks in lockstep, each writing the bit of stage `t`
+/// to `out[t - base]`. Every step waits on the one before, so stepping several
+/// walks together lets their waits overlap.
+fn walk_together<const N: usize>(trellis: &Trellis, dec: &[u64], walks: &mut [Walk; N], base: usize, out: &mut [u8]) {
+    let wps = words_per_stage(trellis.states());
+    // With one word per stage (K ≤ 7) the word's address does not depend on
+    // the state, so its load is not part of that wait.
+    if wps == 1 {
+        steps(trellis, walks, base, out, |t, s| dec[t] >> s)
+    } else {
+        steps(trellis, walks, base, out, |t, s| dec[t * wps + s / 64] >> (s % 64))
+    }
+}
+
+/// The steps of [`walk_together`], given the decision word of stage `t`
+/// shifted to put state `s`'s decision in bit 0.
+#[inline(always)]
+fn steps<const N: usize>(
+    trellis: &Trellis,
+    walks: &mut [Walk; N],
+    base: usize,
     out: &mut [u8],
     decision: impl Fn(usize, usize) -> u64,
-) -> usize {
-    for t in (to..=from).rev() {
-        if keep.contains(&t) {
-            out[t - keep.start] = trellis.input_of(state);
+) {
+    // The states live in a local array, so they stay in registers.
+    let mut states = walks.each_ref().map(|w| w.state);
+    let mut step = |w: &Walk, state: &mut usize, t: usize| {
+        if w.keep.contains(&t) {
+            out[t - base] = trellis.input_of(*state);
         }
-        state = trellis.pred_base(state) | (decision(t, state) & 1) as usize;
+        *state = trellis.pred_base(*state) | (decision(t, *state) & 1) as usize;
+    };
+    let len = |w: &Walk| (w.from + 1).saturating_sub(w.to);
+    let common = walks.iter().map(len).min().unwrap_or(0);
+    for k in 0..common {
+        for (w, state) in walks.iter().zip(states.iter_mut()) {
+            step(w, state, w.from - k);
+        }
     }
-    state
+    for (w, state) in walks.iter().zip(states.iter_mut()) {
+        for k in common..len(w) {
+            step(w, state, w.from - k);
+        }
+    }
+    for (w, state) in walks.iter_mut().zip(states) {
+        w.state = state;
+    }
 }
 
 /// Stages after which a tile's forward pass records its best state: the
@@ -187,11 +220,20 @@ pub fn tile_record_points(tile: &TileConfig) -> Vec<usize> {
 /// states in `scratch`), writing its `f` decisions to `out`.
 pub fn tile_traceback<M>(trellis: &Trellis, tile: &TileConfig, scratch: &Scratch<M>, out: &mut [u8]) {
     let sub = tile.subframe();
-    for s in 0..tile.subframes() {
+    let walk = |s: usize| {
         let lo = tile.v1 + s * sub;
         let hi = (lo + sub).min(tile.v1 + tile.f);
-        let start = tile.traceback_start(s);
-        traceback(trellis, &scratch.dec, scratch.best[s], start, lo, lo..hi, &mut out[lo - tile.v1..]);
+        Walk { state: scratch.best[s], from: tile.traceback_start(s), to: lo, keep: lo..hi }
+    };
+    // Parallel traceback's subframes are independent: four at a time.
+    let n = tile.subframes();
+    for first in (0..n).step_by(4) {
+        match n - first {
+            1 => walk_together(trellis, &scratch.dec, &mut [walk(first)], tile.v1, out),
+            2 => walk_together(trellis, &scratch.dec, &mut [walk(first), walk(first + 1)], tile.v1, out),
+            3 => walk_together(trellis, &scratch.dec, &mut std::array::from_fn::<_, 3, _>(|i| walk(first + i)), tile.v1, out),
+            _ => walk_together(trellis, &scratch.dec, &mut std::array::from_fn::<_, 4, _>(|i| walk(first + i)), tile.v1, out),
+        }
     }
 }
 
@@ -243,4 +285,37 @@ pub fn frame_traceback<M: Copy + PartialOrd>(trellis: &Trellis, frame: &FrameCon
     let stages = frame.stages(trellis.k());
     let end = if frame.terminated { 0 } else { best_state(&scratch.pm) };
     traceback(trellis, &scratch.dec, end, stages - 1, 0, 0..frame.frame, out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codes::conv::code::ConvCode;
+    use crate::codes::conv::viterbi::config::Traceback;
+    use rand::{Rng, SeedableRng, rngs::SmallRng};
+
+    #[test]
+    fn subframes_traced_together_match_one_at_a_time() {
+        let mut r = SmallRng::seed_from_u64(5);
+        for code in [ConvCode::k7_171_133(), ConvCode::new(9, &[0o561, 0o753]).unwrap(), ConvCode::new(3, &[7, 5]).unwrap()] {
+            let trellis = Trellis::new(&code);
+            for (f, v1, v2, f0) in [(256, 20, 35, 32), (100, 3, 7, 9), (50, 0, 0, 7), (20, 5, 40, 3), (64, 8, 8, 64)] {
+                let tile = TileConfig::new(f, v1, v2, Traceback::Parallel { f0 }).unwrap();
+                let wps = words_per_stage(trellis.states());
+                let mut scratch = Scratch::<f32>::default();
+                scratch.dec = (0..tile.stages() * wps).map(|_| r.random()).collect();
+                scratch.best = (0..tile.subframes()).map(|_| r.random_range(0..trellis.states())).collect();
+                let mut together = vec![9u8; f];
+                tile_traceback(&trellis, &tile, &scratch, &mut together);
+                let mut alone = vec![9u8; f];
+                for s in 0..tile.subframes() {
+                    let lo = v1 + s * f0;
+                    let hi = (lo + f0).min(v1 + f);
+                    let from = tile.traceback_start(s);
+                    traceback(&trellis, &scratch.dec, scratch.best[s], from, lo, lo..hi, &mut alone[lo - v1..]);
+                }
+                assert_eq!(together, alone, "K={} f={f} v1={v1} v2={v2} f0={f0}", code.k());
+            }
+        }
+    }
 }

@@ -61,14 +61,17 @@ pub(super) unsafe fn forward<V: Lanes>(plan: &Plan<V>, pass: &Pass<'_, V::Llr>, 
     // SAFETY (every arm): the caller guarantees V's ISA. S ≤ 256 and W ≥ 8
     // leave at most 32 vectors, a power of two.
     unsafe {
-        match plan.vectors {
-            1 => forward_in::<V, 1>(plan, pass, ws),
-            2 => forward_in::<V, 2>(plan, pass, ws),
-            4 => forward_in::<V, 4>(plan, pass, ws),
-            8 => forward_in::<V, 8>(plan, pass, ws),
-            16 => forward_in::<V, 16>(plan, pass, ws),
-            32 => forward_in::<V, 32>(plan, pass, ws),
-            v => unreachable!("{v} metric vectors per stage"),
+        match (plan.vectors, plan.complementary) {
+            (1, c) => forward_in::<V, 1>(plan, pass, ws, c),
+            (2, false) => forward_in::<V, 2>(plan, pass, ws, false),
+            (2, true) => forward_in::<V, 2>(plan, pass, ws, true),
+            (4, false) => forward_in::<V, 4>(plan, pass, ws, false),
+            (4, true) => forward_in::<V, 4>(plan, pass, ws, true),
+            (8, false) => forward_in::<V, 8>(plan, pass, ws, false),
+            (8, true) => forward_in::<V, 8>(plan, pass, ws, true),
+            (16, c) => forward_in::<V, 16>(plan, pass, ws, c),
+            (32, c) => forward_in::<V, 32>(plan, pass, ws, c),
+            (v, _) => unreachable!("{v} metric vectors per stage"),
         }
     }
 }
@@ -93,12 +96,18 @@ macro_rules! entry {
 }
 pub(super) use entry;
 
-/// [`forward`] with the metrics in `NV` vectors.
+/// [`forward`] with the metrics in `NV` vectors; `complementary` is
+/// `plan.complementary`, passed as a constant where that pays (the hot sizes).
 ///
 /// # Safety
 /// The CPU must have `V`'s ISA level.
 #[inline(always)]
-unsafe fn forward_in<V: Lanes, const NV: usize>(plan: &Plan<V>, pass: &Pass<'_, V::Llr>, ws: &mut KernelScratch<V::Metric>) {
+unsafe fn forward_in<V: Lanes, const NV: usize>(
+    plan: &Plan<V>,
+    pass: &Pass<'_, V::Llr>,
+    ws: &mut KernelScratch<V::Metric>,
+    complementary: bool,
+) {
     let (s, w) = (plan.states, V::WIDTH);
     let stages = pass.llrs.len() / plan.n;
     let wps = words_per_stage(s);
@@ -113,17 +122,21 @@ unsafe fn forward_in<V: Lanes, const NV: usize>(plan: &Plan<V>, pass: &Pass<'_, 
     // `Lanes` method below.
     let mut pm = unsafe { load_all::<V, NV>(metrics) };
     let every = V::Metric::normalize_every(pass.normalize_every);
-    let mut rec = pass.record.iter().peekable();
-    for (t, stage) in pass.llrs.chunks_exact(plan.n).enumerate() {
-        let row = &mut out.dec[t * wps..(t + 1) * wps];
+    let (mut records, mut next_record) = (pass.record.iter(), usize::MAX);
+    next_record = records.next().copied().unwrap_or(next_record);
+    let rows = out.dec[..stages * wps].chunks_exact_mut(wps);
+    for (t, (stage, row)) in pass.llrs.chunks_exact(plan.n).zip(rows).enumerate() {
         // SAFETY: as above.
         unsafe {
             let table = V::table(stage);
-            pm = if NV == 1 { single_stage(plan, table, &pm, row) } else { group_stage(plan, table, &pm, row) };
+            pm = if NV == 1 {
+                single_stage(plan, complementary, table, &pm, row)
+            } else {
+                group_stage(plan, complementary, table, &pm, row)
+            };
         }
         let normalize = every > 0 && (t + 1) % every == 0;
-        let recorded = rec.next_if_eq(&&t).is_some();
-        if normalize || recorded {
+        if normalize || t == next_record {
             // SAFETY: as above.
             unsafe {
                 store_all(&pm, metrics);
@@ -132,8 +145,9 @@ unsafe fn forward_in<V: Lanes, const NV: usize>(plan: &Plan<V>, pass: &Pass<'_, 
                     let top = V::splat(metrics[best]);
                     pm.iter_mut().for_each(|v| *v = v.sub(top));
                 }
-                if recorded {
+                if t == next_record {
                     out.best.push(best);
+                    next_record = records.next().copied().unwrap_or(usize::MAX);
                 }
             }
         }
@@ -151,20 +165,23 @@ unsafe fn load_all<V: Lanes, const NV: usize>(m: &[V::Metric]) -> [V; NV] {
     // SAFETY: the caller guarantees V's ISA.
     unsafe {
         let mut pm = [V::load(m); NV];
-        for (v, chunk) in pm.iter_mut().zip(m.chunks_exact(V::WIDTH)) {
-            *v = V::load(chunk);
+        for (i, v) in pm.iter_mut().enumerate() {
+            *v = V::load(&m[i * V::WIDTH..]);
         }
         pm
     }
 }
 
+/// Store the metrics to memory. A loop of exactly `NV` steps: the array stays
+/// in registers everywhere else.
+///
 /// # Safety
 /// The CPU must have `V`'s ISA level.
 #[inline(always)]
-unsafe fn store_all<V: Lanes>(pm: &[V], m: &mut [V::Metric]) {
-    for (v, chunk) in pm.iter().zip(m.chunks_exact_mut(V::WIDTH)) {
+unsafe fn store_all<V: Lanes, const NV: usize>(pm: &[V; NV], m: &mut [V::Metric]) {
+    for (i, v) in pm.iter().enumerate() {
         // SAFETY: the caller guarantees V's ISA.
-        unsafe { v.store(chunk) };
+        unsafe { v.store(&mut m[i * V::WIDTH..]) };
     }
 }
 
@@ -175,7 +192,7 @@ unsafe fn store_all<V: Lanes>(pm: &[V], m: &mut [V::Metric]) {
 /// # Safety
 /// The CPU must have `V`'s ISA level.
 #[inline(always)]
-unsafe fn best_of<V: Lanes>(pm: &[V], states: usize) -> Option<usize> {
+unsafe fn best_of<V: Lanes, const NV: usize>(pm: &[V; NV], states: usize) -> Option<usize> {
     // SAFETY: the caller guarantees V's ISA.
     unsafe {
         if pm.iter().any(|v| v.has_nan()) {
@@ -190,22 +207,43 @@ unsafe fn best_of<V: Lanes>(pm: &[V], states: usize) -> Option<usize> {
     }
 }
 
-/// One stage of the single-vector layout (S ≤ WIDTH).
+/// Add-compare-select for lanes whose even and odd predecessors are `even`
+/// and `odd`: survivors and decisions of the new states on input 0 and on
+/// input 1, with the branch labels of `index` (see [`Plan::index`]).
 ///
 /// # Safety
 /// The CPU must have `V`'s ISA level.
 #[inline(always)]
-unsafe fn single_stage<V: Lanes, const NV: usize>(plan: &Plan<V>, table: V::Table, pm: &[V; NV], row: &mut [u64]) -> [V; NV] {
+unsafe fn butterfly<V: Lanes>(
+    table: V::Table,
+    complementary: bool,
+    [e0, o0, e1, o1]: [V::Index; 4],
+    even: V,
+    odd: V,
+) -> [(V, V::Mask); 2] {
+    // SAFETY: the caller guarantees V's ISA.
+    unsafe {
+        let x = V::lookup(table, e0);
+        if complementary {
+            [V::select(even.add(x), odd.sub(x)), V::select(even.sub(x), odd.add(x))]
+        } else {
+            let bm = |i| V::lookup(table, i);
+            [V::select(even.add(x), odd.add(bm(o0))), V::select(even.add(bm(e1)), odd.add(bm(o1)))]
+        }
+    }
+}
+
+/// One stage of the single-vector layout (S ≤ WIDTH): each lane's own input
+/// is in its labels, so only the first half of the butterfly is used.
+///
+/// # Safety
+/// The CPU must have `V`'s ISA level.
+#[inline(always)]
+unsafe fn single_stage<V: Lanes, const NV: usize>(plan: &Plan<V>, complementary: bool, table: V::Table, pm: &[V; NV], row: &mut [u64]) -> [V; NV] {
     // SAFETY: the caller guarantees V's ISA.
     unsafe {
         let (even, odd) = V::deinterleave(pm[0], pm[0]);
-        let [e, o, ..] = plan.index[0];
-        let x = V::lookup(table, e);
-        let (survivor, d) = if plan.complementary {
-            V::select(even.add(x), odd.sub(x))
-        } else {
-            V::select(even.add(x), odd.add(V::lookup(table, o)))
-        };
+        let [(survivor, d), _] = butterfly(table, complementary, plan.index[0], even, odd);
         row[0] = V::decisions(d, d) & low_bits(plan.states);
         [survivor; NV]
     }
@@ -216,7 +254,7 @@ unsafe fn single_stage<V: Lanes, const NV: usize>(plan: &Plan<V>, table: V::Tabl
 /// # Safety
 /// The CPU must have `V`'s ISA level.
 #[inline(always)]
-unsafe fn group_stage<V: Lanes, const NV: usize>(plan: &Plan<V>, table: V::Table, pm: &[V; NV], row: &mut [u64]) -> [V; NV] {
+unsafe fn group_stage<V: Lanes, const NV: usize>(plan: &Plan<V>, complementary: bool, table: V::Table, pm: &[V; NV], row: &mut [u64]) -> [V; NV] {
     // S = NV·W here; from the constants, so every bit position is one too.
     let (w, half) = (V::WIDTH, NV * V::WIDTH / 2);
     let mut next = *pm;
@@ -225,14 +263,7 @@ unsafe fn group_stage<V: Lanes, const NV: usize>(plan: &Plan<V>, table: V::Table
         // SAFETY: the caller guarantees V's ISA.
         let bits = unsafe {
             let (even, odd) = V::deinterleave(pm[2 * c], pm[2 * c + 1]);
-            let [e0, o0, e1, o1] = plan.index[c];
-            let x = V::lookup(table, e0);
-            let ((s0, d0), (s1, d1)) = if plan.complementary {
-                (V::select(even.add(x), odd.sub(x)), V::select(even.sub(x), odd.add(x)))
-            } else {
-                let bm = |i| V::lookup(table, i);
-                (V::select(even.add(x), odd.add(bm(o0))), V::select(even.add(bm(e1)), odd.add(bm(o1))))
-            };
+            let [(s0, d0), (s1, d1)] = butterfly(table, complementary, plan.index[c], even, odd);
             next[c] = s0;
             next[NV / 2 + c] = s1;
             V::decisions(d0, d1)
