@@ -134,19 +134,21 @@ impl<T: Llr> CpuViterbi<T> {
         let n = trellis.n();
         let work = out.chunks_mut(per_thread * job_bits).enumerate().zip(self.scratch.iter_mut());
         let run = move |((chunk, outp), ws): ((usize, &mut [u8]), &mut Workspace<T::Metric>)| {
-            for (i, bits) in outp.chunks_mut(job_bits).enumerate() {
-                let job = chunk * per_thread + i;
-                match mode {
-                    ViterbiMode::Tiled(tile) => {
-                        let (unit, k) = (job / tile.group, job % tile.group);
-                        let at = unit * shape.llrs_in + k * tile.f * n;
-                        let tile_llrs = &llrs[at..at + tile.stages() * n];
-                        kernel.decode_tile(trellis, tile, tile_llrs, ws, record, bits)
-                    }
-                    ViterbiMode::Frame(frame) => {
-                        let frame_llrs = &llrs[job * shape.llrs_in..(job + 1) * shape.llrs_in];
-                        kernel.decode_frame(trellis, frame, frame_llrs, ws, bits)
-                    }
+            // The LLRs of a job: one tile of a unit, or one frame.
+            let job_llrs = |job: usize| match mode {
+                ViterbiMode::Tiled(tile) => {
+                    let (unit, k) = (job / tile.group, job % tile.group);
+                    let at = unit * shape.llrs_in + k * tile.f * n;
+                    &llrs[at..at + tile.stages() * n]
+                }
+                ViterbiMode::Frame(_) => &llrs[job * shape.llrs_in..(job + 1) * shape.llrs_in],
+            };
+            let mut jobs = outp.chunks_mut(job_bits).enumerate().map(|(i, bits)| (job_llrs(chunk * per_thread + i), bits));
+            // Two jobs at a time (see `simd::STREAMS`).
+            while let Some((a, bits_a)) = jobs.next() {
+                match jobs.next() {
+                    Some((b, bits_b)) => kernel.decode(trellis, mode, record, [a, b], ws, [bits_a, bits_b]),
+                    None => kernel.decode(trellis, mode, record, [a], ws, [bits_a]),
                 }
             }
         };

@@ -2,7 +2,7 @@
 //! (AVX-512F, and AVX-512BW for the 16-bit lanes).
 
 use super::kernel::{self, KernelScratch, Pass};
-use super::lanes::{F32_SIGN_BITS, I16_SIGNS, Lanes};
+use super::lanes::{F32_SIGN_BITS, I16_SIGN_PAIRS, Lanes};
 use super::plan::Plan;
 use std::arch::x86_64::*;
 
@@ -194,13 +194,18 @@ unsafe impl Lanes for I16x32 {
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw")]
     unsafe fn table(llrs: &[i8]) -> __m512i {
-        let mut acc = _mm256_setzero_si256();
-        for (g, &llr) in llrs.iter().enumerate() {
-            // SAFETY: each sign row holds the 16 lanes read.
-            let sign = unsafe { _mm256_loadu_si256(I16_SIGNS[g].as_ptr().cast()) };
-            acc = _mm256_add_epi16(acc, _mm256_sign_epi16(_mm256_set1_epi16(llr as i16), sign));
+        // No loop over the LLRs: each pair of them, as one 32-bit lane, is
+        // multiplied by its two signs per label and summed (vpmaddwd), exactly
+        // in i32; the (at most two) pairs are added and narrowed to i16.
+        let byte = |g: usize| llrs.get(g).map_or(0, |&l| l as u8 as i32) << (8 * g);
+        let words = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(byte(0) | byte(1) | byte(2) | byte(3)));
+        // SAFETY: each pair row holds the 32 lanes read.
+        let signs = |p: usize| unsafe { _mm512_loadu_si512(I16_SIGN_PAIRS[p].as_ptr().cast()) };
+        let mut acc = _mm512_madd_epi16(_mm512_broadcastd_epi32(words), signs(0));
+        if llrs.len() > 2 {
+            acc = _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_broadcastd_epi32(_mm_srli_si128::<4>(words)), signs(1)));
         }
-        _mm512_zextsi256_si512(acc)
+        _mm512_castsi256_si512(_mm512_cvtepi32_epi16(acc))
     }
 
     #[inline]

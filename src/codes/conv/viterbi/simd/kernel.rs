@@ -17,11 +17,12 @@ pub(super) enum Start {
     State0,
 }
 
-/// What one forward pass runs over.
+/// What a forward pass runs over: `S` streams of LLRs (tiles or frames of one
+/// shape), run in one loop so that each stage's dependency chains overlap.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Pass<'a, L> {
-    /// n LLRs per stage.
-    pub llrs: &'a [L],
+pub(super) struct Pass<'a, L, const S: usize> {
+    /// Per stream, n LLRs per stage; all equally long.
+    pub llrs: [&'a [L]; S],
     /// Where the metrics start.
     pub start: Start,
     /// Stages (ascending) after which to record the best state.
@@ -30,9 +31,9 @@ pub(super) struct Pass<'a, L> {
     pub normalize_every: usize,
 }
 
-impl<L> Pass<'_, L> {
+impl<L, const S: usize> Pass<'_, L, S> {
     /// The same pass over other LLRs.
-    pub fn over<'b, M>(&self, llrs: &'b [M]) -> Pass<'b, M>
+    pub fn over<'b, M>(&self, llrs: [&'b [M]; S]) -> Pass<'b, M, S>
     where
         Self: 'b,
     {
@@ -50,27 +51,31 @@ pub(crate) struct KernelScratch<M> {
     metrics: Vec<M>,
 }
 
-/// Run `pass` as `scalar::forward` does: decisions into `ws.out.dec`, the
-/// best state after each recorded stage into `ws.out.best`, final metrics
-/// into `ws.out.pm`.
+/// Run each stream of `pass` as `scalar::forward` does, into the scratch of
+/// the same index: decisions into `out.dec`, the best state after each
+/// recorded stage into `out.best`, final metrics into `out.pm`.
 ///
 /// # Safety
 /// The CPU must have `V`'s ISA level.
 #[inline(always)]
-pub(super) unsafe fn forward<V: Lanes>(plan: &Plan<V>, pass: &Pass<'_, V::Llr>, ws: &mut KernelScratch<V::Metric>) {
+pub(super) unsafe fn forward<V: Lanes, const S: usize>(
+    plan: &Plan<V>,
+    pass: &Pass<'_, V::Llr, S>,
+    ws: &mut [KernelScratch<V::Metric>; S],
+) {
     // SAFETY (every arm): the caller guarantees V's ISA. S ≤ 256 and W ≥ 8
     // leave at most 32 vectors, a power of two.
     unsafe {
         match (plan.vectors, plan.complementary) {
-            (1, c) => forward_in::<V, 1>(plan, pass, ws, c),
-            (2, false) => forward_in::<V, 2>(plan, pass, ws, false),
-            (2, true) => forward_in::<V, 2>(plan, pass, ws, true),
-            (4, false) => forward_in::<V, 4>(plan, pass, ws, false),
-            (4, true) => forward_in::<V, 4>(plan, pass, ws, true),
-            (8, false) => forward_in::<V, 8>(plan, pass, ws, false),
-            (8, true) => forward_in::<V, 8>(plan, pass, ws, true),
-            (16, c) => forward_in::<V, 16>(plan, pass, ws, c),
-            (32, c) => forward_in::<V, 32>(plan, pass, ws, c),
+            (1, c) => forward_in::<V, 1, S>(plan, pass, ws, c),
+            (2, false) => forward_in::<V, 2, S>(plan, pass, ws, false),
+            (2, true) => forward_in::<V, 2, S>(plan, pass, ws, true),
+            (4, false) => forward_in::<V, 4, S>(plan, pass, ws, false),
+            (4, true) => forward_in::<V, 4, S>(plan, pass, ws, true),
+            (8, false) => forward_in::<V, 8, S>(plan, pass, ws, false),
+            (8, true) => forward_in::<V, 8, S>(plan, pass, ws, true),
+            (16, c) => forward_in::<V, 16, S>(plan, pass, ws, c),
+            (32, c) => forward_in::<V, 32, S>(plan, pass, ws, c),
             (v, _) => unreachable!("{v} metric vectors per stage"),
         }
     }
@@ -84,10 +89,10 @@ macro_rules! entry {
         /// # Safety
         /// The CPU must have the features this function is compiled with.
         #[target_feature(enable = $features)]
-        pub(super) unsafe fn $name(
+        pub(super) unsafe fn $name<const S: usize>(
             plan: &Plan<$lanes>,
-            pass: &Pass<'_, <$lanes as Lanes>::Llr>,
-            ws: &mut KernelScratch<<$lanes as Lanes>::Metric>,
+            pass: &Pass<'_, <$lanes as Lanes>::Llr, S>,
+            ws: &mut [KernelScratch<<$lanes as Lanes>::Metric>; S],
         ) {
             // SAFETY: this function's own precondition.
             unsafe { kernel::forward(plan, pass, ws) }
@@ -96,66 +101,139 @@ macro_rules! entry {
 }
 pub(super) use entry;
 
+/// One stream's inputs and outputs, borrowed field by field.
+struct Stream<'a, 'w, L, M> {
+    llrs: &'a [L],
+    dec: &'w mut [u64],
+    best: &'w mut Vec<usize>,
+    /// Where the final metrics go.
+    final_pm: &'w mut Vec<M>,
+    /// The metrics in memory, at checkpoints.
+    metrics: &'w mut Vec<M>,
+}
+
 /// [`forward`] with the metrics in `NV` vectors; `complementary` is
 /// `plan.complementary`, passed as a constant where that pays (the hot sizes).
 ///
 /// # Safety
 /// The CPU must have `V`'s ISA level.
 #[inline(always)]
-unsafe fn forward_in<V: Lanes, const NV: usize>(
+unsafe fn forward_in<V: Lanes, const NV: usize, const S: usize>(
     plan: &Plan<V>,
-    pass: &Pass<'_, V::Llr>,
-    ws: &mut KernelScratch<V::Metric>,
+    pass: &Pass<'_, V::Llr, S>,
+    ws: &mut [KernelScratch<V::Metric>; S],
     complementary: bool,
 ) {
     let (s, w) = (plan.states, V::WIDTH);
-    let stages = pass.llrs.len() / plan.n;
+    let stages = pass.llrs.iter().map(|l| l.len() / plan.n).min().unwrap_or(0);
     let wps = words_per_stage(s);
-    let KernelScratch { out, metrics } = ws;
-    out.prepare(s, stages);
-    out.best.clear();
-    metrics.clear();
-    metrics.extend((0..NV * w).map(|l| {
-        if pass.start == Start::State0 && l % s != 0 { V::Metric::FLOOR } else { V::Metric::default() }
-    }));
+    let mut llrs = pass.llrs.iter();
+    let mut streams = ws.each_mut().map(|KernelScratch { out, metrics }| {
+        out.prepare(s, stages);
+        out.best.clear();
+        metrics.clear();
+        metrics.extend((0..NV * w).map(|l| {
+            if pass.start == Start::State0 && l % s != 0 { V::Metric::FLOOR } else { V::Metric::default() }
+        }));
+        let Scratch { dec, best, pm, .. } = out;
+        let llrs = llrs.next().map_or(&[][..], |l| l);
+        Stream { llrs: &llrs[..stages * plan.n], dec: &mut dec[..stages * wps], best, final_pm: pm, metrics }
+    });
+    // Every stream starts from the same metrics.
     // SAFETY: the caller guarantees V's ISA, the only precondition of every
     // `Lanes` method below.
-    let mut pm = unsafe { load_all::<V, NV>(metrics) };
+    let mut pm: [[V; NV]; S] = unsafe { [load_all(streams[0].metrics); S] };
     let every = V::Metric::normalize_every(pass.normalize_every);
-    let (mut records, mut next_record) = (pass.record.iter(), usize::MAX);
-    next_record = records.next().copied().unwrap_or(next_record);
-    let rows = out.dec[..stages * wps].chunks_exact_mut(wps);
-    for (t, (stage, row)) in pass.llrs.chunks_exact(plan.n).zip(rows).enumerate() {
-        // SAFETY: as above.
-        unsafe {
-            let table = V::table(stage);
-            pm = if NV == 1 {
-                single_stage(plan, complementary, table, &pm, row)
-            } else {
-                group_stage(plan, complementary, table, &pm, row)
-            };
+    let mut records = pass.record.iter().copied();
+    let mut next_record = records.next().unwrap_or(usize::MAX);
+    const { assert!(S >= 1 && S <= 2, "a kernel runs one or two streams") };
+    for t in 0..stages {
+        // Stream by stream, written out rather than looped, so that each
+        // stream's metrics stay in registers.
+        // SAFETY (both): as above.
+        if let (Some(st), Some(pm)) = (streams.get_mut(0), pm.get_mut(0)) {
+            unsafe { stream_stage(plan, complementary, t, st, pm) };
+        }
+        if let (Some(st), Some(pm)) = (streams.get_mut(1), pm.get_mut(1)) {
+            unsafe { stream_stage(plan, complementary, t, st, pm) };
         }
         let normalize = every > 0 && (t + 1) % every == 0;
-        if normalize || t == next_record {
-            // SAFETY: as above.
-            unsafe {
-                store_all(&pm, metrics);
-                let best = best_of(&pm, s).unwrap_or_else(|| best_state(&metrics[..s]));
-                if normalize {
-                    let top = V::splat(metrics[best]);
-                    pm.iter_mut().for_each(|v| *v = v.sub(top));
-                }
-                if t == next_record {
-                    out.best.push(best);
-                    next_record = records.next().copied().unwrap_or(usize::MAX);
-                }
+        let recorded = t == next_record;
+        if normalize || recorded {
+            // SAFETY (both): as above.
+            if let (Some(st), Some(pm)) = (streams.get_mut(0), pm.get_mut(0)) {
+                unsafe { checkpoint(st, pm, s, normalize, recorded) };
+            }
+            if let (Some(st), Some(pm)) = (streams.get_mut(1), pm.get_mut(1)) {
+                unsafe { checkpoint(st, pm, s, normalize, recorded) };
+            }
+            if recorded {
+                next_record = records.next().unwrap_or(usize::MAX);
             }
         }
     }
-    // SAFETY: as above.
-    unsafe { store_all(&pm, metrics) };
-    out.pm.clear();
-    out.pm.extend_from_slice(&metrics[..s]);
+    for (st, pm) in streams.iter_mut().zip(pm) {
+        // SAFETY: as above.
+        unsafe { store_all(&pm, st.metrics) };
+        st.final_pm.clear();
+        st.final_pm.extend_from_slice(&st.metrics[..s]);
+    }
+}
+
+/// Normalise a stream's metrics and/or record its best state.
+///
+/// # Safety
+/// The CPU must have `V`'s ISA level.
+#[inline(always)]
+unsafe fn checkpoint<V: Lanes, const NV: usize>(
+    st: &mut Stream<'_, '_, V::Llr, V::Metric>,
+    pm: &mut [V; NV],
+    states: usize,
+    normalize: bool,
+    record: bool,
+) {
+    // SAFETY: the caller guarantees V's ISA.
+    unsafe {
+        store_all(pm, st.metrics);
+        let best = match best_of(pm, states) {
+            Some(best) => best,
+            None => best_state(&st.metrics[..states]),
+        };
+        if normalize {
+            let top = V::splat(st.metrics[best]);
+            for v in pm.iter_mut() {
+                *v = v.sub(top);
+            }
+        }
+        if record {
+            st.best.push(best);
+        }
+    }
+}
+
+/// Stage `t` of one stream.
+///
+/// # Safety
+/// The CPU must have `V`'s ISA level.
+#[inline(always)]
+unsafe fn stream_stage<V: Lanes, const NV: usize>(
+    plan: &Plan<V>,
+    complementary: bool,
+    t: usize,
+    st: &mut Stream<'_, '_, V::Llr, V::Metric>,
+    pm: &mut [V; NV],
+) {
+    let wps = words_per_stage(plan.states);
+    let (stage, row) = (&st.llrs[t * plan.n..][..plan.n], &mut st.dec[t * wps..][..wps]);
+    // SAFETY: the caller guarantees V's ISA.
+    unsafe {
+        let table = V::table(stage);
+        *pm = if NV == 1 {
+            single_stage(plan, complementary, table, pm, row)
+        } else {
+            group_stage(plan, complementary, table, pm, row)
+        };
+    }
 }
 
 /// # Safety
@@ -195,15 +273,22 @@ unsafe fn store_all<V: Lanes, const NV: usize>(pm: &[V; NV], m: &mut [V::Metric]
 unsafe fn best_of<V: Lanes, const NV: usize>(pm: &[V; NV], states: usize) -> Option<usize> {
     // SAFETY: the caller guarantees V's ISA.
     unsafe {
-        if pm.iter().any(|v| v.has_nan()) {
-            return None;
+        let mut top = pm[0];
+        for v in pm {
+            if v.has_nan() {
+                return None;
+            }
+            top = top.max(*v);
         }
-        let top = pm.iter().skip(1).fold(pm[0], |a, &b| a.max(b)).max_lane();
+        let top = top.max_lane();
         let live = low_bits(states.min(V::WIDTH));
-        pm.iter().enumerate().find_map(|(i, v)| {
+        for (i, v) in pm.iter().enumerate() {
             let hits = V::decisions(v.equal(top), v.equal(top)) & live;
-            (hits != 0).then(|| i * V::WIDTH + hits.trailing_zeros() as usize)
-        })
+            if hits != 0 {
+                return Some(i * V::WIDTH + hits.trailing_zeros() as usize);
+            }
+        }
+        None
     }
 }
 
@@ -227,8 +312,8 @@ unsafe fn butterfly<V: Lanes>(
         if complementary {
             [V::select(even.add(x), odd.sub(x)), V::select(even.sub(x), odd.add(x))]
         } else {
-            let bm = |i| V::lookup(table, i);
-            [V::select(even.add(x), odd.add(bm(o0))), V::select(even.add(bm(e1)), odd.add(bm(o1)))]
+            let (y, z, u) = (V::lookup(table, o0), V::lookup(table, e1), V::lookup(table, o1));
+            [V::select(even.add(x), odd.add(y)), V::select(even.add(z), odd.add(u))]
         }
     }
 }

@@ -82,3 +82,20 @@ pub(super) const F32_SIGN_BITS: [[u32; 16]; 4] = sign_rows(0, 1 << 31);
 
 /// −1 where an LLR enters negated, else +1 (`psignw` operand).
 pub(super) const I16_SIGNS: [[i16; 16]; 4] = sign_rows(1, -1);
+
+/// Pair `p`, label `sym`: the signs of LLRs `2p` and `2p + 1` in label
+/// `sym`'s branch metric, side by side (the operand of `vpmaddwd` against the
+/// two LLRs as one 32-bit lane).
+pub(super) const I16_SIGN_PAIRS: [[i16; 32]; 2] = {
+    let mut pairs = [[0i16; 32]; 2];
+    let mut p = 0;
+    while p < 2 {
+        let mut i = 0;
+        while i < 32 {
+            pairs[p][i] = I16_SIGNS[2 * p + i % 2][i / 2];
+            i += 1;
+        }
+        p += 1;
+    }
+    pairs
+};

@@ -24,7 +24,7 @@ mod plan;
 mod tests;
 
 use crate::codes::conv::code::Trellis;
-use crate::codes::conv::viterbi::config::{FrameConfig, TileConfig};
+use crate::codes::conv::viterbi::config::ViterbiMode;
 use crate::codes::conv::viterbi::scalar::{self, FRAME_NORMALIZE_EVERY, Scratch};
 use crate::codes::error::{CodeResult, invalid};
 #[cfg(target_arch = "x86_64")]
@@ -94,13 +94,19 @@ impl std::fmt::Display for SimdLevel {
     }
 }
 
-/// One decoder thread's working memory, for every level.
+/// One decoder thread's working memory, for every level; the kernels' for
+/// up to [`STREAMS`] jobs decoded together.
 #[derive(Debug, Default)]
 pub(crate) struct Workspace<M> {
     scalar: Scratch<M>,
-    f32: KernelScratch<f32>,
-    i16: KernelScratch<i16>,
+    f32: [KernelScratch<f32>; STREAMS],
+    i16: [KernelScratch<i16>; STREAMS],
 }
+
+/// Jobs (tiles or frames) a kernel decodes in one loop. A stage waits on the
+/// one before it; two independent jobs fill those waits (about 1.5× on the
+/// AVX-512 K=7 kernels), more would only spill registers.
+pub(crate) const STREAMS: usize = 2;
 
 /// A code's forward pass at one level: the per-code tables of both LLR types.
 pub(crate) struct Kernel {
@@ -116,10 +122,10 @@ enum Plans {
     Avx512(Plan<avx512::F32x16>, Plan<avx512::I16x32>),
 }
 
-/// Where a forward pass left its results.
-enum Ran<'w, M> {
-    F32(&'w Scratch<f32>),
-    I16(&'w Scratch<i16>),
+/// Where a forward pass left its results, per stream.
+enum Ran<'w, M, const S: usize> {
+    F32(&'w [KernelScratch<f32>; S]),
+    I16(&'w [KernelScratch<i16>; S]),
     /// Not run: the reference model decodes with this scratch.
     Scalar(&'w mut Scratch<M>),
 }
@@ -149,67 +155,98 @@ impl Kernel {
     }
 
     /// Run `pass` if a SIMD kernel takes its LLRs.
-    fn run<'w, T: Llr>(&self, pass: Pass<'_, T>, ws: &'w mut Workspace<T::Metric>) -> Ran<'w, T::Metric> {
+    fn run<'w, T: Llr, const S: usize>(&self, pass: Pass<'_, T, S>, ws: &'w mut Workspace<T::Metric>) -> Ran<'w, T::Metric, S> {
         #[cfg(target_arch = "x86_64")]
         {
-            let (f32s, i16s) = (&mut ws.f32, &mut ws.i16);
+            let (Some(f32s), Some(i16s)) = (ws.f32.first_chunk_mut::<S>(), ws.i16.first_chunk_mut::<S>()) else {
+                return Ran::Scalar(&mut ws.scalar);
+            };
             // SAFETY (every arm): `new` built these plans only after checking
             // that the CPU has their level.
-            match (&self.plans, T::typed(pass.llrs)) {
-                (Plans::Avx2(plan, _), Some(LlrSlice::F32(l))) => {
+            match (&self.plans, typed(pass.llrs)) {
+                (Plans::Avx2(plan, _), Some(Typed::F32(l))) => {
                     unsafe { avx2::forward_f32(plan, &pass.over(l), f32s) };
-                    return Ran::F32(&f32s.out);
+                    return Ran::F32(f32s);
                 }
-                (Plans::Avx2(_, plan), Some(LlrSlice::I8(l))) => {
+                (Plans::Avx2(_, plan), Some(Typed::I8(l))) => {
                     unsafe { avx2::forward_i16(plan, &pass.over(l), i16s) };
-                    return Ran::I16(&i16s.out);
+                    return Ran::I16(i16s);
                 }
-                (Plans::Avx512(plan, _), Some(LlrSlice::F32(l))) => {
+                (Plans::Avx512(plan, _), Some(Typed::F32(l))) => {
                     unsafe { avx512::forward_f32(plan, &pass.over(l), f32s) };
-                    return Ran::F32(&f32s.out);
+                    return Ran::F32(f32s);
                 }
-                (Plans::Avx512(_, plan), Some(LlrSlice::I8(l))) => {
+                (Plans::Avx512(_, plan), Some(Typed::I8(l))) => {
                     unsafe { avx512::forward_i16(plan, &pass.over(l), i16s) };
-                    return Ran::I16(&i16s.out);
+                    return Ran::I16(i16s);
                 }
                 _ => {}
             }
         }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = pass;
         Ran::Scalar(&mut ws.scalar)
     }
 
-    /// Decode one tile, bit-exact with [`scalar::decode_tile`].
-    pub(crate) fn decode_tile<T: Llr>(
+    /// Decode `S` jobs of `mode` (tiles or frames; `record` is the tiles'
+    /// record points) together, each bit-exact with the reference's
+    /// [`scalar::decode_tile`] or [`scalar::decode_frame`].
+    pub(crate) fn decode<T: Llr, const S: usize>(
         &self,
         trellis: &Trellis,
-        tile: &TileConfig,
-        llrs: &[T],
-        ws: &mut Workspace<T::Metric>,
+        mode: &ViterbiMode,
         record: &[usize],
-        out: &mut [u8],
+        llrs: [&[T]; S],
+        ws: &mut Workspace<T::Metric>,
+        out: [&mut [u8]; S],
     ) {
-        let pass = Pass { llrs, start: Start::Equal, record, normalize_every: 0 };
+        let pass = match mode {
+            ViterbiMode::Tiled(_) => Pass { llrs, start: Start::Equal, record, normalize_every: 0 },
+            ViterbiMode::Frame(_) => {
+                Pass { llrs, start: Start::State0, record: &[], normalize_every: FRAME_NORMALIZE_EVERY }
+            }
+        };
         match self.run(pass, ws) {
-            Ran::F32(s) => scalar::tile_traceback(trellis, tile, s, out),
-            Ran::I16(s) => scalar::tile_traceback(trellis, tile, s, out),
-            Ran::Scalar(s) => scalar::decode_tile(trellis, tile, llrs, s, record, out),
+            Ran::F32(s) => s.iter().zip(out).for_each(|(s, out)| traceback(trellis, mode, &s.out, out)),
+            Ran::I16(s) => s.iter().zip(out).for_each(|(s, out)| traceback(trellis, mode, &s.out, out)),
+            Ran::Scalar(s) => {
+                for (llrs, out) in llrs.into_iter().zip(out) {
+                    match mode {
+                        ViterbiMode::Tiled(tile) => scalar::decode_tile(trellis, tile, llrs, s, record, out),
+                        ViterbiMode::Frame(frame) => scalar::decode_frame(trellis, frame, llrs, s, out),
+                    }
+                }
+            }
         }
     }
+}
 
-    /// Decode one frame, bit-exact with [`scalar::decode_frame`].
-    pub(crate) fn decode_frame<T: Llr>(
-        &self,
-        trellis: &Trellis,
-        frame: &FrameConfig,
-        llrs: &[T],
-        ws: &mut Workspace<T::Metric>,
-        out: &mut [u8],
-    ) {
-        let pass = Pass { llrs, start: Start::State0, record: &[], normalize_every: FRAME_NORMALIZE_EVERY };
-        match self.run(pass, ws) {
-            Ran::F32(s) => scalar::frame_traceback(trellis, frame, s, out),
-            Ran::I16(s) => scalar::frame_traceback(trellis, frame, s, out),
-            Ran::Scalar(s) => scalar::decode_frame(trellis, frame, llrs, s, out),
-        }
+/// The reference's traceback of one job whose forward pass has run.
+fn traceback<M: Copy + PartialOrd>(trellis: &Trellis, mode: &ViterbiMode, scratch: &Scratch<M>, out: &mut [u8]) {
+    match mode {
+        ViterbiMode::Tiled(tile) => scalar::tile_traceback(trellis, tile, scratch, out),
+        ViterbiMode::Frame(frame) => scalar::frame_traceback(trellis, frame, scratch, out),
+    }
+}
+
+/// LLR streams of one concrete type.
+#[cfg(target_arch = "x86_64")]
+enum Typed<'a, const S: usize> {
+    F32([&'a [f32]; S]),
+    I8([&'a [i8]; S]),
+}
+
+/// The streams as their concrete type, if a kernel takes it.
+#[cfg(target_arch = "x86_64")]
+fn typed<T: Llr, const S: usize>(llrs: [&[T]; S]) -> Option<Typed<'_, S>> {
+    match T::typed(llrs.first()?)? {
+        LlrSlice::F32(_) => Some(Typed::F32(llrs.map(|l| match T::typed(l) {
+            Some(LlrSlice::F32(l)) => l,
+            _ => &[],
+        }))),
+        LlrSlice::I8(_) => Some(Typed::I8(llrs.map(|l| match T::typed(l) {
+            Some(LlrSlice::I8(l)) => l,
+            _ => &[],
+        }))),
     }
 }

@@ -3,7 +3,7 @@
 //! metrics (bit for bit for `f32`; up to a common offset for `i16`).
 
 use super::kernel::{Pass, Start};
-use super::{Kernel, Ran, SimdLevel, Workspace};
+use super::{Kernel, KernelScratch, Ran, SimdLevel, Workspace};
 use crate::codes::conv::code::{ConvCode, Trellis};
 use crate::codes::conv::viterbi::scalar::{self, Scratch, words_per_stage};
 use crate::codes::llr::Llr;
@@ -94,26 +94,43 @@ fn forward_passes_match_the_reference_decision_for_decision() {
     for (ci, code) in codes().into_iter().enumerate() {
         let trellis = Trellis::new(&code);
         let n = trellis.n();
+        let words = words_per_stage(trellis.states());
         for (stages, start, record, every) in
             [(300, Start::Equal, vec![0, 31, 32, 200, 299], 0), (2100, Start::State0, vec![2099], 64), (5, Start::State0, vec![4], 64)]
         {
-            for (name, f, q) in inputs(stages * n, 7 + ci as u64) {
-                let rf = reference(&trellis, &f, start, &record, every);
-                let rq = reference(&trellis, &q, start, &record, every);
+            let inputs = inputs(stages * n, 7 + ci as u64);
+            // Each input alone, and with the next one as a second stream.
+            for (i, (name, f, q)) in inputs.iter().enumerate() {
+                let (_, f2, q2) = &inputs[(i + 1) % inputs.len()];
+                let refs_f = [f, f2].map(|l| reference(&trellis, l, start, &record, every));
+                let refs_q = [q, q2].map(|l| reference(&trellis, l, start, &record, every));
                 for &level in &levels {
                     let kernel = Kernel::new(&trellis, level).unwrap();
                     let what = format!("{level} K={} {} {name} {stages} stages", code.k(), code.polys_octal());
-                    let words = words_per_stage(trellis.states());
+                    let same_f32 = |k: &KernelScratch<f32>, r: &Scratch<f32>, what: &str| {
+                        assert_same(stages, words, r, &k.out, |a, b| Some(a.to_bits() ^ b.to_bits()), what)
+                    };
+                    let same_i16 = |k: &KernelScratch<i16>, r: &Scratch<i32>, what: &str| {
+                        assert_same(stages, words, r, &k.out, |a, b| (a > i8::METRIC_FLOOR / 2).then_some(a - b as i32), what)
+                    };
                     let mut ws = Workspace::<f32>::default();
-                    match kernel.run(Pass { llrs: &f, start, record: &record, normalize_every: every }, &mut ws) {
-                        Ran::F32(k) => assert_same(stages, words, &rf, k, |a, b| Some(a.to_bits() ^ b.to_bits()), &what),
+                    match kernel.run(Pass { llrs: [&f[..]], start, record: &record, normalize_every: every }, &mut ws) {
+                        Ran::F32([k]) => same_f32(k, &refs_f[0], &what),
                         _ => panic!("{what}: no f32 kernel ran"),
                     }
+                    match kernel.run(Pass { llrs: [&f[..], &f2[..]], start, record: &record, normalize_every: every }, &mut ws) {
+                        Ran::F32([a, b]) => (same_f32(a, &refs_f[0], &what), same_f32(b, &refs_f[1], &format!("second stream {what}"))),
+                        _ => panic!("{what}: no f32 kernel ran"),
+                    };
                     let mut ws = Workspace::<i32>::default();
-                    match kernel.run(Pass { llrs: &q, start, record: &record, normalize_every: every }, &mut ws) {
-                        Ran::I16(k) => assert_same(stages, words, &rq, k, |a, b| (a > i8::METRIC_FLOOR / 2).then_some(a - b as i32), &format!("i8 {what}")),
+                    match kernel.run(Pass { llrs: [&q[..]], start, record: &record, normalize_every: every }, &mut ws) {
+                        Ran::I16([k]) => same_i16(k, &refs_q[0], &format!("i8 {what}")),
                         _ => panic!("i8 {what}: no i16 kernel ran"),
                     }
+                    match kernel.run(Pass { llrs: [&q[..], &q2[..]], start, record: &record, normalize_every: every }, &mut ws) {
+                        Ran::I16([a, b]) => (same_i16(a, &refs_q[0], &format!("i8 {what}")), same_i16(b, &refs_q[1], &format!("i8 second stream {what}"))),
+                        _ => panic!("i8 {what}: no i16 kernel ran"),
+                    };
                 }
             }
         }
