@@ -103,9 +103,10 @@ pub(crate) struct Workspace<M> {
     i16: [KernelScratch<i16>; STREAMS],
 }
 
-/// Jobs (tiles or frames) a kernel decodes in one loop. A stage waits on the
-/// one before it; two independent jobs fill those waits (about 1.5× on the
-/// AVX-512 K=7 kernels), more would only spill registers.
+/// Jobs (tiles or frames) a kernel decodes in one loop. Each stage waits on
+/// the one before (permute, add, compare); a second, independent job fills
+/// those waits: the AVX-512 K=7 stage loop runs about 1.5× faster, a whole
+/// decode 10–20% (BENCHMARKS.md).
 pub(crate) const STREAMS: usize = 2;
 
 /// A code's forward pass at one level: the per-code tables of both LLR types.
