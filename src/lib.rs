@@ -2,9 +2,11 @@
 //! exact CPU reference decoder beside every GPU one.
 //!
 //! Layers (each imports only the ones above it): [`codes`] (pure Rust codes,
-//! channels and CPU decoders), [`gpu`] (CUDA backend).
+//! channels and CPU decoders), [`gpu`] (CUDA backend), [`blocks`] (FutureSDR
+//! blocks).
 
 #![warn(missing_docs)]
 
 pub mod codes;
 pub mod gpu;
+pub mod blocks;

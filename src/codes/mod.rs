@@ -1,6 +1,7 @@
 //! Layer 1: pure Rust code definitions, encoders, channels and CPU reference
 //! decoders. No FutureSDR, no CUDA.
 
+pub mod bits;
 pub mod channel;
 pub mod conv;
 mod decoder;

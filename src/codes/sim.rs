@@ -10,8 +10,7 @@ use crate::codes::conv::{
 use crate::codes::decoder::BatchDecoder;
 use crate::codes::llr::Llr;
 use anyhow::{Context, ensure};
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use crate::codes::bits::BitSource;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -98,8 +97,18 @@ pub struct ConvLink {
     pub llr: LlrKind,
 }
 
-/// Counts errors frame by frame over a decoded stream.
-struct Tally {
+/// The seed of the noise that goes with the bits of `seed`: bits and noise
+/// drawn from one seed must not come from the same random sequence. The
+/// `Awgn` block derives its noise the same way, so that a flowgraph given the
+/// seed of a [`ConvLink`] run sees the same noise.
+pub fn noise_seed(seed: u64) -> u64 {
+    seed ^ 0x9e37_79b9_7f4a_7c15
+}
+
+/// Counts bit and frame errors over a decoded stream, frame by frame; shared
+/// by the link simulator and the `BerSink` block.
+#[derive(Debug, Clone)]
+pub struct Tally {
     point: BerPoint,
     frame_bits: usize,
     in_frame: usize,
@@ -107,7 +116,23 @@ struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, decoded: &[u8], reference: &[u8]) {
+    /// Counts for frames of `frame_bits` bits (at least 1), at `ebn0_db`.
+    pub fn new(ebn0_db: f64, frame_bits: usize) -> Self {
+        Self {
+            point: BerPoint { ebn0_db, bits: 0, bit_errors: 0, frames: 0, frame_errors: 0, seconds: 0.0 },
+            frame_bits: frame_bits.max(1),
+            in_frame: 0,
+            frame_has_error: false,
+        }
+    }
+
+    /// The counts so far (a frame still open is not counted yet).
+    pub fn point(&self) -> &BerPoint {
+        &self.point
+    }
+
+    /// Compare `decoded` with `reference` (the shorter length counts).
+    pub fn add(&mut self, decoded: &[u8], reference: &[u8]) {
         for (&d, &r) in decoded.iter().zip(reference) {
             let e = d != r;
             self.point.bit_errors += e as u64;
@@ -117,10 +142,11 @@ impl Tally {
                 self.close_frame();
             }
         }
-        self.point.bits += decoded.len() as u64;
+        self.point.bits += decoded.len().min(reference.len()) as u64;
     }
 
-    fn close_frame(&mut self) {
+    /// Count the frame in progress, if any bit of it was compared.
+    pub fn close_frame(&mut self) {
         if self.in_frame > 0 {
             self.point.frames += 1;
             self.point.frame_errors += self.frame_has_error as u64;
@@ -180,8 +206,8 @@ impl ConvLink {
     ) -> anyhow::Result<BerPoint> {
         let started = Instant::now();
         let n = self.trellis.n();
-        let mut bit_rng = SmallRng::seed_from_u64(seed);
-        let mut channel = Awgn::new(ebn0_db, self.effective_rate(), seed ^ 0x9e37_79b9_7f4a_7c15)?;
+        let mut bit_source = BitSource::new(seed);
+        let mut channel = Awgn::new(ebn0_db, self.effective_rate(), noise_seed(seed))?;
         let enc_mode = match self.mode {
             ViterbiMode::Tiled(_) => EncoderMode::Streaming,
             ViterbiMode::Frame(f) => EncoderMode::Terminated { frame: f.frame },
@@ -195,12 +221,7 @@ impl ConvLink {
         };
         let unit = decoder.unit();
         let chunk_bits = decoder.batch_units().max(1) * unit.bits_out;
-        let mut tally = Tally {
-            point: BerPoint { ebn0_db, bits: 0, bit_errors: 0, frames: 0, frame_errors: 0, seconds: 0.0 },
-            frame_bits: self.frame_bits,
-            in_frame: 0,
-            frame_has_error: false,
-        };
+        let mut tally = Tally::new(ebn0_db, self.frame_bits);
         // Reference bits not yet matched by decoded ones (the tiler holds some back).
         let mut reference: Vec<u8> = Vec::new();
         let (mut bits, mut coded, mut sent, mut samples) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -213,11 +234,8 @@ impl ConvLink {
                 // Frames decode whole: round the last chunk up to a frame.
                 want = want.next_multiple_of(f.frame);
             }
-            bits.clear();
-            while bits.len() < want {
-                let word: u64 = bit_rng.random();
-                bits.extend((0..64.min(want - bits.len())).map(|i| ((word >> i) & 1) as u8));
-            }
+            bits.resize(want, 0);
+            bit_source.fill(&mut bits);
             reference.extend_from_slice(&bits);
             coded.clear();
             encoder.encode(&bits, &mut coded)?;

@@ -1,0 +1,251 @@
+//! Bit and frame error counting sink.
+
+use super::{FirstError, Reporting};
+use crate::codes::sim::Tally;
+use futuresdr::runtime::dev::prelude::*;
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// When a [`BerSink`] stops the run; `None` means no limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BerStop {
+    /// Stop after this many compared bits.
+    pub max_bits: Option<u64>,
+    /// Stop once this many bit errors are counted.
+    pub max_errors: Option<u64>,
+}
+
+/// Bit and frame counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BerCounts {
+    /// Bits compared.
+    pub bits: u64,
+    /// Bits in error.
+    pub bit_errors: u64,
+    /// Frames compared.
+    pub frames: u64,
+    /// Frames with at least one bit error.
+    pub frame_errors: u64,
+}
+
+impl BerCounts {
+    /// Bit error rate (0 when nothing was compared).
+    pub fn ber(&self) -> f64 {
+        self.bit_errors as f64 / self.bits.max(1) as f64
+    }
+
+    /// Frame error rate (0 when nothing was compared).
+    pub fn fer(&self) -> f64 {
+        self.frame_errors as f64 / self.frames.max(1) as f64
+    }
+}
+
+/// The live counters of a [`BerSink`], readable from any thread while the
+/// flowgraph runs and after it ended.
+#[derive(Debug, Default)]
+pub struct BerCounters {
+    bits: AtomicU64,
+    bit_errors: AtomicU64,
+    frames: AtomicU64,
+    frame_errors: AtomicU64,
+    stopped: AtomicBool,
+}
+
+impl BerCounters {
+    /// The counts now.
+    pub fn counts(&self) -> BerCounts {
+        BerCounts {
+            bits: self.bits.load(Ordering::Relaxed),
+            bit_errors: self.bit_errors.load(Ordering::Relaxed),
+            frames: self.frames.load(Ordering::Relaxed),
+            frame_errors: self.frame_errors.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Whether the sink stopped the run because a target was reached.
+    pub fn stopped(&self) -> bool {
+        self.stopped.load(Ordering::Relaxed)
+    }
+
+    fn publish(&self, tally: &Tally) {
+        let p = tally.point();
+        self.bits.store(p.bits, Ordering::Relaxed);
+        self.bit_errors.store(p.bit_errors, Ordering::Relaxed);
+        self.frames.store(p.frames, Ordering::Relaxed);
+        self.frame_errors.store(p.frame_errors, Ordering::Relaxed);
+    }
+}
+
+/// Compares decoded bits with the reference bits: counts bits, bit errors,
+/// frames and frame errors ([`Tally`], as the link simulator does), and stops
+/// the run when a [`BerStop`] target is reached.
+///
+/// Reference bits are taken as they come and held until the decoded ones
+/// arrive, so the decoder's latency never stalls the source. When both streams
+/// end, they must have the same length: a difference means bits were lost or
+/// invented on the way, and fails the flowgraph.
+///
+/// # Stream Inputs
+///
+/// `reference`: the transmitted information bits (`u8` 0/1).
+///
+/// `decoded`: the decoded information bits (`u8` 0/1).
+///
+/// # Stream Outputs
+///
+/// None.
+///
+/// # Usage
+/// ```
+/// use gpufec::blocks::{BerSink, BerStop};
+/// let sink = BerSink::new(256, BerStop { max_bits: None, max_errors: Some(100) });
+/// let live = sink.counters();   // read it from another thread while the flowgraph runs
+/// assert_eq!(live.counts().bits, 0);
+/// ```
+#[derive(Block)]
+pub struct BerSink {
+    tally: Tally,
+    stop: BerStop,
+    counters: Arc<BerCounters>,
+    waiting: VecDeque<u8>,
+    errors: FirstError,
+    #[input]
+    reference: DefaultCpuReader<u8>,
+    #[input]
+    decoded: DefaultCpuReader<u8>,
+}
+
+impl BerSink {
+    /// Sink counting frames of `frame_bits` bits (at least 1), stopping as `stop` says.
+    pub fn new(frame_bits: usize, stop: BerStop) -> Self {
+        Self {
+            tally: Tally::new(0.0, frame_bits),
+            stop,
+            counters: Arc::default(),
+            waiting: VecDeque::new(),
+            errors: FirstError::default(),
+            reference: DefaultCpuReader::default(),
+            decoded: DefaultCpuReader::default(),
+        }
+    }
+
+    /// A handle on the live counters.
+    pub fn counters(&self) -> Arc<BerCounters> {
+        self.counters.clone()
+    }
+
+
+    fn target_reached(&self) -> bool {
+        let p = self.tally.point();
+        self.stop.max_bits.is_some_and(|m| p.bits >= m) || self.stop.max_errors.is_some_and(|m| p.bit_errors >= m)
+    }
+
+    fn step(&mut self, io: &mut WorkIo) -> anyhow::Result<()> {
+        let r = self.reference.slice();
+        self.waiting.extend(r);
+        let taken = r.len();
+        self.reference.consume(taken);
+
+        let d = self.decoded.slice();
+        let left = self.stop.max_bits.map_or(u64::MAX, |m| m.saturating_sub(self.tally.point().bits));
+        let n = d.len().min(self.waiting.len()).min(left.try_into().unwrap_or(usize::MAX));
+        let (front, back) = self.waiting.as_slices();
+        let split = n.min(front.len());
+        self.tally.add(&d[..split], &front[..split]);
+        self.tally.add(&d[split..n], &back[..n - split]);
+        let remaining = d.len() - n;
+        self.decoded.consume(n);
+        self.waiting.drain(..n);
+
+        if self.target_reached() {
+            self.counters.stopped.store(true, Ordering::Relaxed);
+            io.finished = true;
+        } else if self.decoded.finished() && self.reference.finished() && self.reference.slice().is_empty() {
+            anyhow::ensure!(
+                remaining == 0 && self.waiting.is_empty(),
+                "the decoded stream has {} bits but the reference has {}: bits were {} on the way",
+                self.tally.point().bits + remaining as u64,
+                self.tally.point().bits + self.waiting.len() as u64,
+                if remaining > 0 { "invented" } else { "lost" }
+            );
+            io.finished = true;
+        }
+        if io.finished {
+            self.tally.close_frame();
+        }
+        self.counters.publish(&self.tally);
+        Ok(())
+    }
+}
+
+impl Reporting for BerSink {
+    fn first_error(&mut self) -> &mut FirstError {
+        &mut self.errors
+    }
+}
+
+#[doc(hidden)]
+impl Kernel for BerSink {
+    async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, meta: &mut BlockMeta) -> Result<()> {
+        let r = self.step(io);
+        self.errors.keep(meta, r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocks::runtime;
+    use futuresdr::blocks::VectorSource;
+    use futuresdr::runtime::Flowgraph;
+
+    fn run(reference: Vec<u8>, decoded: Vec<u8>, stop: BerStop) -> (Result<BerCounts, String>, bool) {
+        let errors = FirstError::default();
+        let sink = BerSink::new(10, stop).report_to(&errors);
+        let counters = sink.counters();
+        let mut fg = Flowgraph::new();
+        let r = fg.add(VectorSource::<u8>::new(reference));
+        let d = fg.add(VectorSource::<u8>::new(decoded));
+        let s = fg.add(sink);
+        fg.stream(&r, |b| b.output(), &s, |b| b.reference()).unwrap();
+        fg.stream(&d, |b| b.output(), &s, |b| b.decoded()).unwrap();
+        let result = match runtime().run(fg) {
+            Ok(_) => Ok(counters.counts()),
+            Err(e) => Err(errors.message().unwrap_or(e.to_string())),
+        };
+        (result, counters.stopped())
+    }
+
+    #[test]
+    fn counts_bits_and_frames() {
+        let reference = vec![0u8; 95];
+        let mut decoded = reference.clone();
+        decoded[3] = 1;
+        decoded[4] = 1;
+        decoded[94] = 1;
+        let (counts, stopped) = run(reference, decoded, BerStop::default());
+        let counts = counts.unwrap();
+        assert_eq!(counts, BerCounts { bits: 95, bit_errors: 3, frames: 10, frame_errors: 2 });
+        assert!(!stopped);
+        assert!((counts.ber() - 3.0 / 95.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn stops_at_the_targets() {
+        let (counts, stopped) = run(vec![0; 100_000], vec![0; 100_000], BerStop { max_bits: Some(1234), max_errors: None });
+        assert_eq!(counts.unwrap().bits, 1234);
+        assert!(stopped);
+        let (counts, stopped) = run(vec![0; 100_000], vec![1; 100_000], BerStop { max_bits: None, max_errors: Some(50) });
+        assert!(counts.unwrap().bit_errors >= 50);
+        assert!(stopped);
+    }
+
+    #[test]
+    fn lost_or_invented_bits_fail_the_flowgraph() {
+        let (err, _) = run(vec![0; 100], vec![0; 90], BerStop::default());
+        assert!(err.unwrap_err().contains("has 90 bits but the reference has 100: bits were lost"));
+        let (err, _) = run(vec![0; 90], vec![0; 100], BerStop::default());
+        assert!(err.unwrap_err().contains("has 100 bits but the reference has 90: bits were invented"));
+    }
+}

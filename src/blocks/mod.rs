@@ -1,0 +1,61 @@
+//! Layer 3: FutureSDR blocks (`#[derive(Block)]`) for channel-coding chains.
+//!
+//! The blocks are thin: the codes, channels and decoders live in
+//! [`codes`](crate::codes) (and [`gpu`](crate::gpu)); a block moves items between
+//! FutureSDR stream buffers and calls them. Streams carry bits as unpacked `u8`
+//! 0/1, channel samples as `f32`, and LLRs (positive means bit 0) as `f32`, or
+//! `i8` after [`Quantize`].
+//!
+//! A receive chain: [`RandomBits`] → [`ConvEncoder`] → [`Puncture`] →
+//! [`BpskMapper`] → [`Awgn`] → [`LlrDemapper`] → [`Quantize`] → [`Depuncture`] →
+//! [`Framer`] → [`ViterbiDecoder`] → [`ThroughputProbe`] → [`BerSink`] (whose
+//! second input takes the bits of [`RandomBits`]).
+//!
+//! Blocks that can fail at run time (bad input, a truncated stream) take a
+//! [`FirstError`] through `report_to`, because FutureSDR 0.0.40 does not hand a
+//! block's error to the caller.
+
+mod awgn;
+mod batcher;
+mod ber_sink;
+mod bpsk_mapper;
+mod conv_encoder;
+mod depuncture;
+mod first_error;
+mod framer;
+mod llr_demapper;
+mod puncture;
+mod quantize;
+mod random_bits;
+mod stream;
+#[cfg(test)]
+mod testing;
+mod throughput_probe;
+mod viterbi_decoder;
+
+pub use awgn::Awgn;
+pub use ber_sink::{BerCounters, BerCounts, BerSink, BerStop};
+pub use bpsk_mapper::BpskMapper;
+pub use conv_encoder::ConvEncoder;
+pub use depuncture::Depuncture;
+pub use first_error::{FirstError, Reporting};
+pub use framer::{Framer, Framing, UNIT_LLRS_TAG, VALID_BITS_TAG};
+pub use llr_demapper::LlrDemapper;
+pub use puncture::Puncture;
+pub use quantize::Quantize;
+pub use random_bits::RandomBits;
+pub use throughput_probe::{Throughput, ThroughputMeter, ThroughputProbe};
+pub use viterbi_decoder::ViterbiDecoder;
+
+use futuresdr::runtime::Runtime;
+
+/// A FutureSDR runtime for batch runs and tests: no control-port web server
+/// (it would bind 127.0.0.1:1337), and no log output unless `FUTURESDR_LOG`
+/// asks for it, since errors reach the caller through [`FirstError`].
+pub fn runtime() -> Runtime<futuresdr::runtime::scheduler::SmolScheduler> {
+    futuresdr::runtime::config::set("ctrlport_enable", "false");
+    if std::env::var_os("FUTURESDR_LOG").is_none() {
+        futuresdr::runtime::config::set("log_level", "off");
+    }
+    Runtime::new()
+}

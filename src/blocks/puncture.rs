@@ -1,0 +1,79 @@
+//! Puncturing block.
+
+use super::stream::{Backlog, Relay, Transform};
+use crate::codes::conv::{PuncturePattern, Puncturer};
+use futuresdr::runtime::dev::prelude::*;
+
+/// Deletes the coded bits a [`PuncturePattern`] does not keep ([`Puncturer`]).
+///
+/// # Stream Inputs
+///
+/// `input`: coded bits (`u8`), n per trellis stage, the pattern's period repeating.
+///
+/// # Stream Outputs
+///
+/// `output`: the kept bits (`u8`), in order.
+///
+/// # Usage
+/// ```
+/// use gpufec::blocks::Puncture;
+/// use gpufec::codes::conv::PuncturePattern;
+///
+/// let p = Puncture::new(PuncturePattern::standard("3/4")?);
+/// # Ok::<(), anyhow::Error>(())
+/// ```
+#[derive(Block)]
+pub struct Puncture {
+    puncturer: Puncturing,
+    relay: Relay<u8>,
+    #[input]
+    input: DefaultCpuReader<u8>,
+    #[output]
+    output: DefaultCpuWriter<u8>,
+}
+
+struct Puncturing(Puncturer);
+
+impl Transform<u8, u8> for Puncturing {
+    fn process(&mut self, input: &[u8], out: &mut Backlog<u8>) -> anyhow::Result<()> {
+        self.0.puncture(input, &mut out.items);
+        Ok(())
+    }
+}
+
+impl Puncture {
+    /// Puncture with `pattern`, starting at its first position.
+    pub fn new(pattern: PuncturePattern) -> Self {
+        Self {
+            puncturer: Puncturing(Puncturer::new(pattern)),
+            relay: Relay::default(),
+            input: DefaultCpuReader::default(),
+            output: DefaultCpuWriter::default(),
+        }
+    }
+}
+
+#[doc(hidden)]
+impl Kernel for Puncture {
+    async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, _meta: &mut BlockMeta) -> Result<()> {
+        self.relay.work(&mut self.puncturer, &mut self.input, &mut self.output, io)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocks::FirstError;
+    use crate::blocks::testing::run_through;
+
+    #[test]
+    fn keeps_the_pattern_positions() {
+        let p = PuncturePattern::standard("3/4").unwrap();
+        let coded: Vec<u8> = (0..300_000u32).map(|i| (i % 7 % 2) as u8).collect();
+        let mut want = Vec::new();
+        Puncturer::new(p.clone()).puncture(&coded, &mut want);
+        let got: Vec<u8> = run_through(coded, &FirstError::default(), |fg| fg.add(Puncture::new(p)).into()).unwrap();
+        assert_eq!(got, want);
+        assert_eq!(got.len(), 200_000);
+    }
+}

@@ -1,0 +1,161 @@
+//! How items move through the blocks: one output per input ([`map_each`]), or
+//! any number of outputs per input through a backlog ([`Relay`]).
+
+use futuresdr::runtime::dev::prelude::*;
+
+/// Largest input chunk a [`Relay`] takes at once, which bounds its backlog.
+const CHUNK: usize = 1 << 16;
+
+/// Move items through a block that makes exactly one output per input: `f`
+/// fills an output slice from an input slice of the same length. Tags travel
+/// with their items. The block finishes once its input has ended and drained.
+pub(crate) fn map_each<I: CpuSample, O: CpuSample>(
+    input: &mut DefaultCpuReader<I>,
+    output: &mut DefaultCpuWriter<O>,
+    io: &mut WorkIo,
+    mut f: impl FnMut(&[I], &mut [O]) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let (i, in_tags) = input.slice_with_tags();
+    let (o, mut out_tags) = output.slice_with_tags();
+    let available = i.len();
+    let n = available.min(o.len());
+    if n > 0 {
+        f(&i[..n], &mut o[..n])?;
+        for t in in_tags.iter().filter(|t| t.index < n) {
+            out_tags.add_tag(t.index, t.tag.clone());
+        }
+        input.consume(n);
+        output.produce(n);
+    }
+    if input.finished() && n == available {
+        io.finished = true;
+    }
+    Ok(())
+}
+
+/// A stream transformation with state, fed chunk by chunk.
+pub(crate) trait Transform<I, O> {
+    /// Turn `input` into items appended to `out`.
+    fn process(&mut self, input: &[I], out: &mut Backlog<O>) -> anyhow::Result<()>;
+
+    /// End of stream: append what remains, or say why the stream is incomplete.
+    fn finish(&mut self, _out: &mut Backlog<O>) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+/// Output items not yet written, with tags on some of them.
+#[derive(Debug)]
+pub(crate) struct Backlog<O> {
+    /// The items; a transform appends here.
+    pub items: Vec<O>,
+    /// (index in `items`, tag), in index order.
+    tags: Vec<(usize, Tag)>,
+    /// Items already written.
+    sent: usize,
+}
+
+impl<O> Default for Backlog<O> {
+    fn default() -> Self {
+        Self { items: Vec::new(), tags: Vec::new(), sent: 0 }
+    }
+}
+
+impl<O> Backlog<O> {
+    /// Tag the item at `index` of `items` (pushed already or next).
+    pub fn tag(&mut self, index: usize, tag: Tag) {
+        self.tags.push((index, tag));
+    }
+
+    fn pending(&self) -> usize {
+        self.items.len() - self.sent
+    }
+}
+
+/// Drives a [`Transform`] between a FutureSDR input and output: input is taken
+/// only once the backlog of earlier output has drained, so memory stays bounded
+/// and a full output buffer holds the input back.
+#[derive(Debug)]
+pub(crate) struct Relay<O> {
+    backlog: Backlog<O>,
+    ended: bool,
+}
+
+impl<O> Default for Relay<O> {
+    fn default() -> Self {
+        Self { backlog: Backlog::default(), ended: false }
+    }
+}
+
+impl<O: CpuSample + Copy> Relay<O> {
+    /// One `work` call of the block.
+    pub fn work<I: CpuSample>(
+        &mut self,
+        transform: &mut impl Transform<I, O>,
+        input: &mut DefaultCpuReader<I>,
+        output: &mut DefaultCpuWriter<O>,
+        io: &mut WorkIo,
+    ) -> anyhow::Result<()> {
+        loop {
+            self.drain(output);
+            if self.backlog.pending() > 0 {
+                return Ok(());
+            }
+            if self.ended {
+                io.finished = true;
+                return Ok(());
+            }
+            let i = input.slice();
+            if !i.is_empty() {
+                let n = i.len().min(CHUNK);
+                transform.process(&i[..n], &mut self.backlog)?;
+                input.consume(n);
+            } else if input.finished() {
+                transform.finish(&mut self.backlog)?;
+                self.ended = true;
+            } else {
+                return Ok(());
+            }
+        }
+    }
+
+    fn drain(&mut self, output: &mut DefaultCpuWriter<O>) {
+        let b = &mut self.backlog;
+        let (o, mut tags) = output.slice_with_tags();
+        let n = o.len().min(b.pending());
+        o[..n].copy_from_slice(&b.items[b.sent..b.sent + n]);
+        let end = b.sent + n;
+        let due = b.tags.iter().take_while(|(at, _)| *at < end).count();
+        for (at, tag) in b.tags.drain(..due) {
+            tags.add_tag(at - b.sent, tag);
+        }
+        output.produce(n);
+        b.sent = end;
+        if b.sent == b.items.len() {
+            b.items.clear();
+            b.sent = 0;
+        }
+    }
+}
+
+/// [`map_each`] for a block that maps each finite `f32` on its own: a NaN or
+/// infinite input fails with its position in the stream (`position` counts the
+/// items seen so far and is advanced here).
+pub(crate) fn map_finite<O: CpuSample>(
+    input: &mut DefaultCpuReader<f32>,
+    output: &mut DefaultCpuWriter<O>,
+    io: &mut WorkIo,
+    position: &mut u64,
+    f: impl Fn(f32) -> O,
+) -> anyhow::Result<()> {
+    map_each(input, output, io, |x, y| {
+        if let Some(i) = x.iter().position(|v| !v.is_finite()) {
+            anyhow::bail!("value {} of the stream is NaN or infinite", *position + i as u64);
+        }
+        *position += x.len() as u64;
+        for (o, &v) in y.iter_mut().zip(x) {
+            *o = f(v);
+        }
+        Ok(())
+    })
+}

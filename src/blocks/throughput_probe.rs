@@ -1,0 +1,137 @@
+//! Pass-through block that measures information throughput.
+
+use super::stream::map_each;
+use futuresdr::runtime::dev::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+/// Items that passed a [`ThroughputProbe`] and the time they took.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Throughput {
+    /// Items (information bits) passed.
+    pub items: u64,
+    /// Seconds from the start of the flowgraph to now, or to the last item
+    /// once the stream ended.
+    pub seconds: f64,
+}
+
+impl Throughput {
+    /// Items per second (0 before any time has passed).
+    pub fn per_second(&self) -> f64 {
+        if self.seconds > 0.0 { self.items as f64 / self.seconds } else { 0.0 }
+    }
+}
+
+/// The live meter of a [`ThroughputProbe`], readable from any thread.
+#[derive(Debug, Default)]
+pub struct ThroughputMeter {
+    start: OnceLock<Instant>,
+    items: AtomicU64,
+    /// Nanoseconds from `start` to the end of the stream; 0 while it runs.
+    ended_ns: AtomicU64,
+}
+
+impl ThroughputMeter {
+    /// The reading now.
+    pub fn reading(&self) -> Throughput {
+        let items = self.items.load(Ordering::Relaxed);
+        let ended = self.ended_ns.load(Ordering::Relaxed);
+        let seconds = match self.start.get() {
+            None => 0.0,
+            Some(_) if ended > 0 => ended as f64 * 1e-9,
+            Some(s) => s.elapsed().as_secs_f64(),
+        };
+        Throughput { items, seconds }
+    }
+}
+
+/// Passes information bits through unchanged and measures how many pass per
+/// second, from the start of the flowgraph: a live figure while it runs, and
+/// the final one once the stream ended. Put it after the decoder.
+///
+/// # Stream Inputs
+///
+/// `input`: information bits (`u8`).
+///
+/// # Stream Outputs
+///
+/// `output`: the same bits, with their tags.
+///
+/// # Usage
+/// ```
+/// use gpufec::blocks::ThroughputProbe;
+/// let probe = ThroughputProbe::new();
+/// let meter = probe.meter();   // read it from another thread while the flowgraph runs
+/// assert_eq!(meter.reading().items, 0);
+/// ```
+#[derive(Block)]
+pub struct ThroughputProbe {
+    meter: Arc<ThroughputMeter>,
+    #[input]
+    input: DefaultCpuReader<u8>,
+    #[output]
+    output: DefaultCpuWriter<u8>,
+}
+
+impl ThroughputProbe {
+    /// A probe.
+    pub fn new() -> Self {
+        Self { meter: Arc::default(), input: DefaultCpuReader::default(), output: DefaultCpuWriter::default() }
+    }
+
+    /// A handle on the live meter.
+    pub fn meter(&self) -> Arc<ThroughputMeter> {
+        self.meter.clone()
+    }
+}
+
+impl Default for ThroughputProbe {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[doc(hidden)]
+impl Kernel for ThroughputProbe {
+    async fn init(&mut self, _mo: &mut MessageOutputs, _meta: &mut BlockMeta) -> Result<()> {
+        self.meter.start.get_or_init(Instant::now);
+        Ok(())
+    }
+
+    async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, _meta: &mut BlockMeta) -> Result<()> {
+        let meter = &self.meter;
+        map_each(&mut self.input, &mut self.output, io, |i, o| {
+            o.copy_from_slice(i);
+            meter.items.fetch_add(i.len() as u64, Ordering::Relaxed);
+            Ok(())
+        })?;
+        if io.finished {
+            let start = meter.start.get_or_init(Instant::now);
+            meter.ended_ns.store((start.elapsed().as_nanos() as u64).max(1), Ordering::Relaxed);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocks::FirstError;
+    use crate::blocks::testing::run_through;
+
+    #[test]
+    fn passes_bits_and_counts_them() {
+        let bits: Vec<u8> = (0..100_000).map(|i| (i % 2) as u8).collect();
+        let probe = ThroughputProbe::new();
+        let meter = probe.meter();
+        let got: Vec<u8> = run_through(bits.clone(), &FirstError::default(), |fg| fg.add(probe).into()).unwrap();
+        assert_eq!(got, bits);
+        let r = meter.reading();
+        assert_eq!(r.items, 100_000);
+        assert!(r.seconds > 0.0);
+        let later = meter.reading();
+        assert_eq!(r.seconds, later.seconds, "the final figure stays fixed after the end");
+        assert!(r.per_second() > 0.0);
+    }
+}
