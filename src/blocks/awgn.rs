@@ -69,7 +69,9 @@ mod tests {
     #[test]
     fn adds_the_seeded_noise_of_the_link_simulator() {
         let x: Vec<f32> = (0..100_000).map(|i| if i % 2 == 0 { 1.0 } else { -1.0 }).collect();
-        let got: Vec<f32> = run_through(x.clone(), &FirstError::default(), |fg| fg.add(Awgn::new(2.0, 0.75, 9).unwrap()).into()).unwrap();
+        let got: Vec<f32> =
+            run_through(x.clone(), &FirstError::default(), |fg| fg.add(Awgn::new(2.0, 0.75, 9).unwrap()).into())
+                .unwrap();
         let mut want = x;
         channel::Awgn::new(2.0, 0.75, noise_seed(9)).unwrap().add_noise(&mut want);
         assert_eq!(got, want);

@@ -47,14 +47,20 @@ impl<T: Llr> Batcher<T> {
     }
 
     /// One `work` call of the decoder block.
-    pub fn work(&mut self, input: &mut DefaultCpuReader<T>, output: &mut DefaultCpuWriter<u8>, io: &mut WorkIo) -> anyhow::Result<()> {
+    pub fn work(
+        &mut self,
+        input: &mut DefaultCpuReader<T>,
+        output: &mut DefaultCpuWriter<u8>,
+        io: &mut WorkIo,
+    ) -> anyhow::Result<()> {
         loop {
             self.drain(output);
             if self.submit(input)? {
                 continue;
             }
             let in_flight = self.decoder.in_flight();
-            if self.sent == self.bits.len() && in_flight > 0 && (in_flight >= self.decoder.depth() || input.finished()) {
+            if self.sent == self.bits.len() && in_flight > 0 && (in_flight >= self.decoder.depth() || input.finished())
+            {
                 self.collect()?;
                 continue;
             }
@@ -79,7 +85,13 @@ impl<T: Llr> Batcher<T> {
         let finished = input.finished();
         let (llrs, tags) = input.slice_with_tags();
         let whole = llrs.len() / self.unit.llrs_in;
-        let units = if whole >= self.batch_units { self.batch_units } else if finished { whole } else { 0 };
+        let units = if whole >= self.batch_units {
+            self.batch_units
+        } else if finished {
+            whole
+        } else {
+            0
+        };
         if units == 0 {
             return Ok(false);
         }
@@ -117,7 +129,10 @@ impl<T: Llr> Batcher<T> {
     fn collect(&mut self) -> anyhow::Result<()> {
         self.bits.clear();
         self.sent = 0;
-        anyhow::ensure!(self.decoder.collect(&mut self.bits)?, "the decoder returned no batch although one was in flight");
+        anyhow::ensure!(
+            self.decoder.collect(&mut self.bits)?,
+            "the decoder returned no batch although one was in flight"
+        );
         if let Some((unit, valid)) = self.padded.pop_front().flatten() {
             let bits_out = self.unit.bits_out;
             let end = ((unit + 1) * bits_out).min(self.bits.len());

@@ -135,7 +135,6 @@ impl BerSink {
         self.counters.clone()
     }
 
-
     fn target_reached(&self) -> bool {
         let p = self.tally.point();
         self.stop.max_bits.is_some_and(|m| p.bits >= m) || self.stop.max_errors.is_some_and(|m| p.bit_errors >= m)
@@ -233,10 +232,12 @@ mod tests {
 
     #[test]
     fn stops_at_the_targets() {
-        let (counts, stopped) = run(vec![0; 100_000], vec![0; 100_000], BerStop { max_bits: Some(1234), max_errors: None });
+        let (counts, stopped) =
+            run(vec![0; 100_000], vec![0; 100_000], BerStop { max_bits: Some(1234), max_errors: None });
         assert_eq!(counts.unwrap().bits, 1234);
         assert!(stopped);
-        let (counts, stopped) = run(vec![0; 100_000], vec![1; 100_000], BerStop { max_bits: None, max_errors: Some(50) });
+        let (counts, stopped) =
+            run(vec![0; 100_000], vec![1; 100_000], BerStop { max_bits: None, max_errors: Some(50) });
         assert!(counts.unwrap().bit_errors >= 50);
         assert!(stopped);
     }

@@ -63,7 +63,8 @@ mod tests {
     #[test]
     fn maps_zero_to_plus_one() {
         let bits: Vec<u8> = (0..70_000).map(|i| (i % 3 == 0) as u8).collect();
-        let got: Vec<f32> = run_through(bits.clone(), &FirstError::default(), |fg| fg.add(BpskMapper::new()).into()).unwrap();
+        let got: Vec<f32> =
+            run_through(bits.clone(), &FirstError::default(), |fg| fg.add(BpskMapper::new()).into()).unwrap();
         let want: Vec<f32> = bits.iter().map(|&b| if b == 0 { 1.0 } else { -1.0 }).collect();
         assert_eq!(got, want);
     }

@@ -1,7 +1,7 @@
 //! Convolutional encoder block.
 
-use super::{FirstError, Reporting};
 use super::stream::{Backlog, Relay, Transform};
+use super::{FirstError, Reporting};
 use crate::codes::conv::{self, EncoderMode};
 use futuresdr::runtime::dev::prelude::*;
 
@@ -68,7 +68,6 @@ impl ConvEncoder {
             output: DefaultCpuWriter::default(),
         })
     }
-
 }
 
 impl Reporting for ConvEncoder {
@@ -103,9 +102,10 @@ mod tests {
             let mut want = Vec::new();
             conv::ConvEncoder::new(k7(), mode).unwrap().encode(&bits, &mut want).unwrap();
             let errors = FirstError::default();
-            let got: Vec<u8> =
-                run_through(bits.clone(), &errors, |fg| fg.add(ConvEncoder::new(k7(), mode).unwrap().report_to(&errors)).into())
-                    .unwrap();
+            let got: Vec<u8> = run_through(bits.clone(), &errors, |fg| {
+                fg.add(ConvEncoder::new(k7(), mode).unwrap().report_to(&errors)).into()
+            })
+            .unwrap();
             assert_eq!(got, want, "{mode:?}");
         }
     }

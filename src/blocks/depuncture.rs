@@ -1,7 +1,7 @@
 //! Depuncturing block.
 
-use super::{FirstError, Reporting};
 use super::stream::{Backlog, Relay, Transform};
+use super::{FirstError, Reporting};
 use crate::codes::Llr;
 use crate::codes::conv::{Depuncturer, PuncturePattern};
 use futuresdr::runtime::dev::prelude::*;
@@ -62,7 +62,6 @@ impl<T: Llr> Depuncture<T> {
             output: DefaultCpuWriter::default(),
         }
     }
-
 }
 
 impl<T: Llr> Reporting for Depuncture<T> {
@@ -93,7 +92,8 @@ mod tests {
         Puncturer::new(p.clone()).puncture(&coded, &mut sent);
         let errors = FirstError::default();
         let got: Vec<i8> =
-            run_through(sent, &errors, |fg| fg.add(Depuncture::<i8>::new(p.clone()).report_to(&errors)).into()).unwrap();
+            run_through(sent, &errors, |fg| fg.add(Depuncture::<i8>::new(p.clone()).report_to(&errors)).into())
+                .unwrap();
         assert_eq!(got.len(), coded.len());
         for (i, (&g, &c)) in got.iter().zip(&coded).enumerate() {
             assert_eq!(g, if p.keeps(i % 2, i / 2 % p.period()) { c } else { 0 }, "at {i}");
@@ -104,8 +104,10 @@ mod tests {
     fn a_stream_ending_inside_a_stage_fails() {
         let errors = FirstError::default();
         let p = PuncturePattern::standard("1/2").unwrap();
-        let err = run_through::<f32, f32>(vec![1.0; 3], &errors, |fg| fg.add(Depuncture::<f32>::new(p).report_to(&errors)).into())
-            .unwrap_err();
+        let err = run_through::<f32, f32>(vec![1.0; 3], &errors, |fg| {
+            fg.add(Depuncture::<f32>::new(p).report_to(&errors)).into()
+        })
+        .unwrap_err();
         assert!(err.contains("ended inside a stage"), "{err}");
     }
 }

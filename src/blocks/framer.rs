@@ -1,7 +1,7 @@
 //! Framing block: an LLR stream into the work units of a block decoder.
 
-use super::{FirstError, Reporting};
 use super::stream::{Backlog, Relay, Transform};
+use super::{FirstError, Reporting};
 use crate::codes::Llr;
 use crate::codes::conv::{TileConfig, Tiler};
 use futuresdr::runtime::dev::prelude::*;
@@ -161,7 +161,6 @@ impl<T: Llr> Framer<T> {
             output: DefaultCpuWriter::default(),
         })
     }
-
 }
 
 impl<T: Llr> Reporting for Framer<T> {
@@ -194,7 +193,8 @@ mod tests {
         assert_eq!(tiler.finish(&mut want).unwrap(), Some(1000 % 48));
         let errors = FirstError::default();
         let got: Vec<f32> =
-            run_through(llrs, &errors, |fg| fg.add(Framer::<f32>::new(Framing::Tiles { tile, n: 2 }).unwrap()).into()).unwrap();
+            run_through(llrs, &errors, |fg| fg.add(Framer::<f32>::new(Framing::Tiles { tile, n: 2 }).unwrap()).into())
+                .unwrap();
         assert_eq!(got, want);
     }
 
@@ -202,7 +202,8 @@ mod tests {
     fn blocks_must_be_whole() {
         let errors = FirstError::default();
         let framing = Framing::Blocks { llrs: 100 };
-        let got: Vec<i8> = run_through(vec![1i8; 500], &errors, |fg| fg.add(Framer::<i8>::new(framing).unwrap()).into()).unwrap();
+        let got: Vec<i8> =
+            run_through(vec![1i8; 500], &errors, |fg| fg.add(Framer::<i8>::new(framing).unwrap()).into()).unwrap();
         assert_eq!(got.len(), 500);
         let err = run_through::<i8, i8>(vec![1i8; 550], &errors, |fg| {
             fg.add(Framer::<i8>::new(framing).unwrap().report_to(&errors)).into()

@@ -1,7 +1,7 @@
 //! Soft demapping block: samples to LLRs.
 
-use super::{FirstError, Reporting};
 use super::stream::map_finite;
+use super::{FirstError, Reporting};
 use crate::codes::channel::noise_variance;
 use futuresdr::runtime::dev::prelude::*;
 
@@ -52,7 +52,6 @@ impl LlrDemapper {
     pub fn gain(&self) -> f32 {
         self.gain
     }
-
 }
 
 impl Reporting for LlrDemapper {
@@ -80,7 +79,8 @@ mod tests {
     fn scales_by_the_channel_llr_gain() {
         let y: Vec<f32> = (0..50_000).map(|i| (i as f32 * 0.37).sin()).collect();
         let errors = FirstError::default();
-        let got: Vec<f32> = run_through(y.clone(), &errors, |fg| fg.add(LlrDemapper::new(3.0, 0.75).unwrap()).into()).unwrap();
+        let got: Vec<f32> =
+            run_through(y.clone(), &errors, |fg| fg.add(LlrDemapper::new(3.0, 0.75).unwrap()).into()).unwrap();
         let gain = Awgn::new(3.0, 0.75, 0).unwrap().llr_gain();
         assert_eq!(got, y.iter().map(|&v| gain * v).collect::<Vec<_>>());
     }
@@ -90,8 +90,10 @@ mod tests {
         let mut y = vec![1.0f32; 40_000];
         y[33_333] = f32::NAN;
         let errors = FirstError::default();
-        let err = run_through::<f32, f32>(y, &errors, |fg| fg.add(LlrDemapper::new(3.0, 0.5).unwrap().report_to(&errors)).into())
-            .unwrap_err();
+        let err = run_through::<f32, f32>(y, &errors, |fg| {
+            fg.add(LlrDemapper::new(3.0, 0.5).unwrap().report_to(&errors)).into()
+        })
+        .unwrap_err();
         assert!(err.contains("value 33333 of the stream is NaN"), "{err}");
     }
 }

@@ -1,7 +1,7 @@
 //! LLR quantizing block, `f32 → i8`.
 
-use super::{FirstError, Reporting};
 use super::stream::map_finite;
+use super::{FirstError, Reporting};
 use crate::codes::channel::Quantizer;
 use futuresdr::runtime::dev::prelude::*;
 
@@ -48,7 +48,6 @@ impl Quantize {
             output: DefaultCpuWriter::default(),
         })
     }
-
 }
 
 impl Reporting for Quantize {
@@ -82,7 +81,8 @@ mod tests {
         let mut bad = llr;
         bad[7] = f32::NEG_INFINITY;
         let err =
-            run_through::<f32, i8>(bad, &errors, |fg| fg.add(Quantize::new(2.5).unwrap().report_to(&errors)).into()).unwrap_err();
+            run_through::<f32, i8>(bad, &errors, |fg| fg.add(Quantize::new(2.5).unwrap().report_to(&errors)).into())
+                .unwrap_err();
         assert!(err.contains("value 7 of the stream is NaN or infinite"), "{err}");
     }
 }

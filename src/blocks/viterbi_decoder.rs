@@ -1,7 +1,7 @@
 //! Viterbi decoding block, on whichever backend its decoder runs.
 
-use super::{FirstError, Reporting};
 use super::batcher::Batcher;
+use super::{FirstError, Reporting};
 use crate::codes::{BatchDecoder, Llr};
 use futuresdr::runtime::dev::prelude::*;
 
@@ -66,7 +66,6 @@ impl<T: Llr> ViterbiDecoder<T> {
     pub fn describe(&self) -> String {
         self.batcher.describe()
     }
-
 }
 
 impl<T: Llr> Reporting for ViterbiDecoder<T> {
@@ -118,8 +117,10 @@ mod tests {
         let mut llrs = vec![1.0f32; 32 * 5];
         llrs[40] = f32::NAN;
         let errors = FirstError::default();
-        let err =
-            run_through::<f32, u8>(llrs, &errors, |fg| fg.add(ViterbiDecoder::new(cpu(mode, 2)).report_to(&errors)).into()).unwrap_err();
+        let err = run_through::<f32, u8>(llrs, &errors, |fg| {
+            fg.add(ViterbiDecoder::new(cpu(mode, 2)).report_to(&errors)).into()
+        })
+        .unwrap_err();
         assert!(err.contains("NaN or infinite"), "{err}");
         let errors = FirstError::default();
         let err = run_through::<f32, u8>(vec![1.0; 32 * 2 + 5], &errors, |fg| {
