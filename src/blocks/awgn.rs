@@ -1,6 +1,6 @@
 //! AWGN channel block.
 
-use super::stream::map_each;
+use super::stream::{self, map_each};
 use crate::codes::channel;
 use crate::codes::sim::noise_seed;
 use futuresdr::runtime::dev::prelude::*;
@@ -43,7 +43,7 @@ impl Awgn {
         Ok(Self {
             channel: channel::Awgn::new(ebn0_db, rate, noise_seed(seed))?,
             input: DefaultCpuReader::default(),
-            output: DefaultCpuWriter::default(),
+            output: stream::output(),
         })
     }
 }

@@ -204,9 +204,9 @@ mod tests {
         let sink = BerSink::new(10, stop).report_to(&errors);
         let counters = sink.counters();
         let mut fg = Flowgraph::new();
+        let s = fg.add(sink);
         let r = fg.add(VectorSource::<u8>::new(reference));
         let d = fg.add(VectorSource::<u8>::new(decoded));
-        let s = fg.add(sink);
         fg.stream(&r, |b| b.output(), &s, |b| b.reference()).unwrap();
         fg.stream(&d, |b| b.output(), &s, |b| b.decoded()).unwrap();
         let result = match runtime().run(fg) {

@@ -1,6 +1,6 @@
 //! BPSK mapping block.
 
-use super::stream::map_each;
+use super::stream::{self, map_each};
 use crate::codes::channel::bpsk_map;
 use futuresdr::runtime::dev::prelude::*;
 
@@ -31,7 +31,7 @@ pub struct BpskMapper {
 impl BpskMapper {
     /// A mapper.
     pub fn new() -> Self {
-        Self { scratch: Vec::new(), input: DefaultCpuReader::default(), output: DefaultCpuWriter::default() }
+        Self { scratch: Vec::new(), input: DefaultCpuReader::default(), output: stream::output() }
     }
 }
 

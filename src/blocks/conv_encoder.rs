@@ -1,6 +1,6 @@
 //! Convolutional encoder block.
 
-use super::stream::{Backlog, Relay, Transform};
+use super::stream::{self, Backlog, Relay, Transform};
 use super::{FirstError, Reporting};
 use crate::codes::conv::{self, EncoderMode};
 use futuresdr::runtime::dev::prelude::*;
@@ -65,7 +65,7 @@ impl ConvEncoder {
             relay: Relay::default(),
             errors: FirstError::default(),
             input: DefaultCpuReader::default(),
-            output: DefaultCpuWriter::default(),
+            output: stream::output(),
         })
     }
 }

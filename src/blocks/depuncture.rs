@@ -1,6 +1,6 @@
 //! Depuncturing block.
 
-use super::stream::{Backlog, Relay, Transform};
+use super::stream::{self, Backlog, Relay, Transform};
 use super::{FirstError, Reporting};
 use crate::codes::Llr;
 use crate::codes::conv::{Depuncturer, PuncturePattern};
@@ -59,7 +59,7 @@ impl<T: Llr> Depuncture<T> {
             relay: Relay::default(),
             errors: FirstError::default(),
             input: DefaultCpuReader::default(),
-            output: DefaultCpuWriter::default(),
+            output: stream::output(),
         }
     }
 }

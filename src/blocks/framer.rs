@@ -1,6 +1,6 @@
 //! Framing block: an LLR stream into the work units of a block decoder.
 
-use super::stream::{Backlog, Relay, Transform};
+use super::stream::{self, Backlog, Relay, Transform};
 use super::{FirstError, Reporting};
 use crate::codes::Llr;
 use crate::codes::conv::{TileConfig, Tiler};
@@ -158,7 +158,7 @@ impl<T: Llr> Framer<T> {
             relay: Relay::default(),
             errors: FirstError::default(),
             input: DefaultCpuReader::default(),
-            output: DefaultCpuWriter::default(),
+            output: stream::output(),
         })
     }
 }

@@ -1,6 +1,6 @@
 //! Soft demapping block: samples to LLRs.
 
-use super::stream::map_finite;
+use super::stream::{self, map_finite};
 use super::{FirstError, Reporting};
 use crate::codes::channel::noise_variance;
 use futuresdr::runtime::dev::prelude::*;
@@ -44,7 +44,7 @@ impl LlrDemapper {
             position: 0,
             errors: FirstError::default(),
             input: DefaultCpuReader::default(),
-            output: DefaultCpuWriter::default(),
+            output: stream::output(),
         })
     }
 

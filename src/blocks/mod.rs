@@ -11,6 +11,12 @@
 //! [`Framer`] → [`ViterbiDecoder`] → [`ThroughputProbe`] → [`BerSink`] (whose
 //! second input takes the bits of [`RandomBits`]).
 //!
+//! Add a flowgraph's blocks readers first (a sink before the blocks that feed
+//! it): FutureSDR 0.0.40 initializes blocks in the order they were added and
+//! starts each one as soon as it is initialized, and a block that is told "your
+//! input is finished" before its own initialization drops that message and
+//! then waits forever. The [`flowgraph`](crate::flowgraph) builder does this.
+//!
 //! Blocks that can fail at run time (bad input, a truncated stream) take a
 //! [`FirstError`] through `report_to`, because FutureSDR 0.0.40 does not hand a
 //! block's error to the caller.

@@ -1,6 +1,6 @@
 //! Puncturing block.
 
-use super::stream::{Backlog, Relay, Transform};
+use super::stream::{self, Backlog, Relay, Transform};
 use crate::codes::conv::{PuncturePattern, Puncturer};
 use futuresdr::runtime::dev::prelude::*;
 
@@ -48,7 +48,7 @@ impl Puncture {
             puncturer: Puncturing(Puncturer::new(pattern)),
             relay: Relay::default(),
             input: DefaultCpuReader::default(),
-            output: DefaultCpuWriter::default(),
+            output: stream::output(),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! LLR quantizing block, `f32 → i8`.
 
-use super::stream::map_finite;
+use super::stream::{self, map_finite};
 use super::{FirstError, Reporting};
 use crate::codes::channel::Quantizer;
 use futuresdr::runtime::dev::prelude::*;
@@ -45,7 +45,7 @@ impl Quantize {
             position: 0,
             errors: FirstError::default(),
             input: DefaultCpuReader::default(),
-            output: DefaultCpuWriter::default(),
+            output: stream::output(),
         })
     }
 }

@@ -1,6 +1,7 @@
 //! Seeded random information bits.
 
 use crate::codes::bits::BitSource;
+use super::stream;
 use futuresdr::runtime::dev::prelude::*;
 
 /// Random information bits from a seed, endless or a given number.
@@ -23,8 +24,8 @@ use futuresdr::runtime::dev::prelude::*;
 /// use gpufec::blocks::{RandomBits, runtime};
 ///
 /// let mut fg = Flowgraph::new();
+/// let snk = fg.add(VectorSink::<u8>::new(1000)); // readers first: see the module docs
 /// let src = fg.add(RandomBits::new(7, Some(1000)));
-/// let snk = fg.add(VectorSink::<u8>::new(1000));
 /// fg.stream(&src, |b| b.output(), &snk, |b| b.input())?;
 /// let fg = runtime().run(fg)?;
 /// assert_eq!(snk.get(&fg)?.items().len(), 1000);
@@ -41,7 +42,7 @@ pub struct RandomBits {
 impl RandomBits {
     /// Bits drawn from `seed`; `total` bits and then finish, or endless with `None`.
     pub fn new(seed: u64, total: Option<u64>) -> Self {
-        Self { source: BitSource::new(seed), left: total, output: DefaultCpuWriter::default() }
+        Self { source: BitSource::new(seed), left: total, output: stream::output() }
     }
 }
 

@@ -6,6 +6,23 @@ use futuresdr::runtime::dev::prelude::*;
 /// Largest input chunk a [`Relay`] takes at once, which bounds its backlog.
 const CHUNK: usize = 1 << 16;
 
+/// Bytes of the stream buffer behind every output of these blocks.
+///
+/// FutureSDR 0.0.40's circular buffers guard their indices with a spin lock.
+/// With its default 32 KiB buffers the blocks of a chain meet on those locks
+/// thousands of times per megabit, and when threads outnumber cores (the CPU
+/// decoder takes every core) a thread preempted while holding one leaves the
+/// others spinning: on a 2-core machine that was about 60 % of all CPU time.
+/// With 1 MiB buffers it is a few percent.
+const BUFFER_BYTES: usize = 1 << 20;
+
+/// An output port whose buffer holds [`BUFFER_BYTES`].
+pub(crate) fn output<T: CpuSample>() -> DefaultCpuWriter<T> {
+    let mut w = DefaultCpuWriter::default();
+    w.set_min_buffer_size_in_items(BUFFER_BYTES / size_of::<T>().max(1));
+    w
+}
+
 /// Move items through a block that makes exactly one output per input: `f`
 /// fills an output slice from an input slice of the same length. Tags travel
 /// with their items. The block finishes once its input has ended and drained.

@@ -13,10 +13,11 @@ pub(crate) fn run_through<I: CpuSample, O: CpuSample>(
     errors: &FirstError,
     add: impl FnOnce(&mut Flowgraph) -> BlockId,
 ) -> Result<Vec<O>, String> {
+    // Readers before writers: see `blocks` on FutureSDR's initialization order.
     let mut fg = Flowgraph::new();
-    let src = fg.add(VectorSource::<I>::new(input));
-    let block = add(&mut fg);
     let snk = fg.add(VectorSink::<O>::new(1024));
+    let block = add(&mut fg);
+    let src = fg.add(VectorSource::<I>::new(input));
     fg.stream_dyn(src, "output", block, "input").map_err(|e| e.to_string())?;
     fg.stream_dyn(block, "output", snk, "input").map_err(|e| e.to_string())?;
     match runtime().run(fg) {
@@ -28,8 +29,8 @@ pub(crate) fn run_through<I: CpuSample, O: CpuSample>(
 /// Everything the source block that `add` puts into a flowgraph emits (port `output`).
 pub(crate) fn collect_from<O: CpuSample>(add: impl FnOnce(&mut Flowgraph) -> BlockId) -> Vec<O> {
     let mut fg = Flowgraph::new();
-    let src = add(&mut fg);
     let snk = fg.add(VectorSink::<O>::new(1024));
+    let src = add(&mut fg);
     fg.stream_dyn(src, "output", snk, "input").expect("test wiring");
     let fg = runtime().run(fg).expect("test flowgraph runs");
     snk.get(&fg).expect("sink is there").items().clone()

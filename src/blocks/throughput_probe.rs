@@ -1,6 +1,6 @@
 //! Pass-through block that measures information throughput.
 
-use super::stream::map_each;
+use super::stream::{self, map_each};
 use futuresdr::runtime::dev::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -77,7 +77,7 @@ pub struct ThroughputProbe {
 impl ThroughputProbe {
     /// A probe.
     pub fn new() -> Self {
-        Self { meter: Arc::default(), input: DefaultCpuReader::default(), output: DefaultCpuWriter::default() }
+        Self { meter: Arc::default(), input: DefaultCpuReader::default(), output: stream::output() }
     }
 
     /// A handle on the live meter.

@@ -3,6 +3,7 @@
 use super::batcher::Batcher;
 use super::{FirstError, Reporting};
 use crate::codes::{BatchDecoder, Llr};
+use super::stream;
 use futuresdr::runtime::dev::prelude::*;
 
 /// Decodes Viterbi work units (tiles of a stream, or terminated frames) with
@@ -59,7 +60,7 @@ impl<T: Llr> ViterbiDecoder<T> {
         let batcher = Batcher::new(decoder);
         let mut input = DefaultCpuReader::default();
         input.set_min_buffer_size_in_items(batcher.batch_llrs());
-        Self { batcher, errors: FirstError::default(), input, output: DefaultCpuWriter::default() }
+        Self { batcher, errors: FirstError::default(), input, output: stream::output() }
     }
 
     /// The decoder's one-line description (backend and resources).
