@@ -10,3 +10,6 @@
 pub mod codes;
 pub mod gpu;
 pub mod blocks;
+pub mod ber;
+pub mod bench;
+pub mod count;
