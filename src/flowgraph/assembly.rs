@@ -1,0 +1,97 @@
+//! The flowgraph being assembled from checked blocks, and what the caller
+//! gets back to watch it run.
+
+use crate::blocks::{BerCounters, FirstError, ThroughputMeter};
+use crate::gpu::Backend;
+use futuresdr::runtime::__private::KernelInterface;
+use futuresdr::runtime::dev::Kernel;
+use futuresdr::runtime::{BlockId, Flowgraph};
+use std::sync::Arc;
+
+/// Which backend a decoder block runs on, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecoderNote {
+    /// The block's name.
+    pub block: String,
+    /// `cpu` or `gpu`.
+    pub backend: &'static str,
+    /// The decoder's own description (resources, LLR type).
+    pub describe: String,
+    /// Why the GPU was not used when `auto` fell back to the CPU.
+    pub not_gpu: Option<String>,
+}
+
+impl std::fmt::Display for DecoderNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.not_gpu {
+            Some(why) => write!(f, "{} (no GPU: {why})", self.backend),
+            None => f.write_str(self.backend),
+        }
+    }
+}
+
+/// A built flowgraph, ready to run, with handles on its live figures.
+pub struct Built {
+    /// The FutureSDR flowgraph.
+    pub flowgraph: Flowgraph,
+    /// Where its blocks record the first error.
+    pub errors: FirstError,
+    /// Its BER sinks, by block name.
+    pub ber_sinks: Vec<(String, Arc<BerCounters>)>,
+    /// Its throughput probes, by block name.
+    pub probes: Vec<(String, Arc<ThroughputMeter>)>,
+    /// Its decoders and their backends.
+    pub decoders: Vec<DecoderNote>,
+}
+
+/// The state of a build: the flowgraph so far and the handles collected.
+pub(crate) struct Assembly {
+    pub fg: Flowgraph,
+    pub errors: FirstError,
+    /// Backend every decoder block must use (the CLI's `--backend`).
+    pub backend: Option<Backend>,
+    /// Name of the block being added.
+    pub name: String,
+    pub ber_sinks: Vec<(String, Arc<BerCounters>)>,
+    pub probes: Vec<(String, Arc<ThroughputMeter>)>,
+    pub decoders: Vec<DecoderNote>,
+}
+
+impl Assembly {
+    pub fn new(backend: Option<Backend>) -> Self {
+        Self {
+            fg: Flowgraph::new(),
+            errors: FirstError::default(),
+            backend,
+            name: String::new(),
+            ber_sinks: Vec::new(),
+            probes: Vec::new(),
+            decoders: Vec::new(),
+        }
+    }
+
+    /// Add `block` under the name of the block being built, so that FutureSDR
+    /// and [`FirstError`] messages use the file's name for it.
+    // `fg.add` needs FutureSDR's hidden `KernelInterface`, which the derive implements.
+    pub fn add<K: Kernel + KernelInterface + 'static>(&mut self, block: K) -> anyhow::Result<BlockId> {
+        let r = self.fg.add(block);
+        self.fg.block_mut(&r)?.set_instance_name(&self.name);
+        Ok(r.id())
+    }
+
+    /// Remember the decoder of the block being built: `requested` backend, its
+    /// description, and why `auto` did not take the GPU.
+    pub fn note_decoder(&mut self, requested: Backend, describe: String, not_gpu: Option<String>) {
+        let backend = match requested {
+            Backend::Cpu => "cpu",
+            Backend::Gpu => "gpu",
+            Backend::Auto if not_gpu.is_some() => "cpu",
+            Backend::Auto => "gpu",
+        };
+        self.decoders.push(DecoderNote { block: self.name.clone(), backend, describe, not_gpu });
+    }
+
+    pub fn finish(self) -> Built {
+        Built { flowgraph: self.fg, errors: self.errors, ber_sinks: self.ber_sinks, probes: self.probes, decoders: self.decoders }
+    }
+}

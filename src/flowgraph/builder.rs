@@ -1,0 +1,209 @@
+//! From a [`FlowgraphFile`] to a FutureSDR flowgraph: every block and every
+//! connection is checked before anything is built, and each complaint names
+//! the file, the block and the field (or port).
+
+use super::assembly::{Assembly, Built};
+use super::file::{BlockEntry, FlowgraphFile, list};
+use super::params::{Args, Literal, Need, Value, check};
+use super::registry::{KINDS, Kind, Ports, StreamType, kind};
+use crate::gpu::Backend;
+use anyhow::bail;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// Choices the caller makes for the whole flowgraph.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BuildOptions {
+    /// Backend for every decoder block, overriding their `backend` parameter.
+    pub backend: Option<Backend>,
+}
+
+/// A block whose parameters passed their checks.
+struct Checked<'a> {
+    entry: &'a BlockEntry,
+    kind: &'static Kind,
+    args: Args,
+    ports: Ports,
+}
+
+/// One stream connection: (block index, port) → (block index, port).
+struct Edge {
+    from: (usize, &'static str),
+    to: (usize, &'static str),
+}
+
+/// Build the flowgraph `file` describes.
+pub fn build(file: &FlowgraphFile, options: &BuildOptions) -> anyhow::Result<Built> {
+    let checked = file.blocks.iter().map(|b| check_block(file, b)).collect::<anyhow::Result<Vec<_>>>()?;
+    let edges = plan_edges(file, &checked)?;
+    let mut asm = Assembly::new(options.backend);
+    let mut ids = vec![None; checked.len()];
+    for i in sinks_first(file, &checked, &edges)? {
+        asm.name = checked[i].entry.name.clone();
+        ids[i] = Some((checked[i].kind.add)(&checked[i].args, &mut asm)?);
+    }
+    let ids: Vec<_> = ids.into_iter().flatten().collect();
+    for e in &edges {
+        asm.fg.stream_dyn(ids[e.from.0], e.from.1, ids[e.to.0], e.to.1).map_err(|err| {
+            let (a, b) = (&checked[e.from.0].entry.name, &checked[e.to.0].entry.name);
+            anyhow::anyhow!("{}: connecting {a}.{} to {b}.{}: {err}", file.label, e.from.1, e.to.1)
+        })?;
+    }
+    Ok(asm.finish())
+}
+
+fn check_block<'a>(file: &FlowgraphFile, entry: &'a BlockEntry) -> anyhow::Result<Checked<'a>> {
+    let label = &file.label;
+    let Some(kind) = kind(&entry.kind) else {
+        bail!(
+            "{label}: block '{}': unknown block type '{}' (known types: {})",
+            entry.name,
+            entry.kind,
+            list(KINDS.iter().map(|k| k.name))
+        );
+    };
+    let place = format!("{label}: block '{}' ({})", entry.name, kind.name);
+    let origin = |field: &str| if entry.overridden.contains(field) { " (set by --set)" } else { "" };
+    if let Some(field) = entry.fields.keys().find(|f| !kind.params.iter().any(|p| p.name == f.as_str())) {
+        let known = list(kind.params.iter().map(|p| p.name));
+        bail!("{place}: unknown field '{field}'{} (its parameters: {})", origin(field), or_none(&known));
+    }
+    let mut values = BTreeMap::new();
+    for p in kind.params {
+        let value = match (entry.fields.get(p.name), p.need) {
+            (Some(raw), _) => {
+                let (raw, var) = resolve(file, raw).map_err(|e| anyhow::anyhow!("{place}: field '{}': {e}", p.name))?;
+                let from = match var {
+                    Some(v) => format!(" (from ${v})"),
+                    None => origin(p.name).to_string(),
+                };
+                check(p.ty, raw).map_err(|e| anyhow::anyhow!("{place}: field '{}'{from}: {e}", p.name))?
+            }
+            (None, Need::Required) => bail!("{place}: field '{}' is missing ({}: {})", p.name, p.ty, p.doc),
+            (None, Need::Optional) => continue,
+            (None, Need::Default(Literal::Count(c))) => Value::Count(c),
+            (None, Need::Default(Literal::Text(t))) => Value::Text(t.to_string()),
+        };
+        values.insert(p.name, value);
+    }
+    let args = Args { place, values };
+    let ports = (kind.ports)(&args)?;
+    Ok(Checked { entry, kind, args, ports })
+}
+
+/// The blocks in the order to add them: every block before the blocks that
+/// feed it.
+///
+/// FutureSDR 0.0.40 initializes blocks in the order they were added, and a
+/// block starts working as soon as it is initialized itself; a block that
+/// receives "your input is finished" before its own initialization drops that
+/// message and then waits for the end of its input forever. Adding readers
+/// before writers queues every reader's initialization ahead of anything its
+/// writers can send it.
+fn sinks_first(file: &FlowgraphFile, blocks: &[Checked], edges: &[Edge]) -> anyhow::Result<Vec<usize>> {
+    let mut readers_left: Vec<usize> = vec![0; blocks.len()];
+    for e in edges {
+        readers_left[e.from.0] += 1;
+    }
+    let mut order: Vec<usize> = (0..blocks.len()).filter(|&i| readers_left[i] == 0).collect();
+    let mut next = 0;
+    while next < order.len() {
+        let reader = order[next];
+        next += 1;
+        for e in edges.iter().filter(|e| e.to.0 == reader) {
+            readers_left[e.from.0] -= 1;
+            if readers_left[e.from.0] == 0 {
+                order.push(e.from.0);
+            }
+        }
+    }
+    if let Some(i) = (0..blocks.len()).find(|i| !order.contains(i)) {
+        bail!("{}: block '{}': the connections form a loop through it", file.label, blocks[i].entry.name);
+    }
+    Ok(order)
+}
+
+/// The value itself, or the variable it names as `"$name"` (and that name).
+fn resolve<'f>(file: &'f FlowgraphFile, raw: &'f toml::Value) -> Result<(&'f toml::Value, Option<&'f str>), String> {
+    match raw.as_str().and_then(|s| s.strip_prefix('$')) {
+        None => Ok((raw, None)),
+        Some(var) => match file.vars.get(var) {
+            Some(v) => Ok((v, Some(var))),
+            None => Err(format!("unknown variable '${var}' (variables: {})", list(file.vars.keys()))),
+        },
+    }
+}
+
+fn plan_edges(file: &FlowgraphFile, blocks: &[Checked]) -> anyhow::Result<Vec<Edge>> {
+    let label = &file.label;
+    let mut edges = Vec::new();
+    let mut fed: HashMap<(usize, &'static str), &str> = HashMap::new();
+    let mut feeding: HashSet<(usize, &'static str)> = HashSet::new();
+    for chain in &file.connections {
+        let at = |problem: String| anyhow::anyhow!("{label}: connection \"{chain}\": {problem}");
+        let parts: Vec<&str> = chain.split('>').map(str::trim).collect();
+        if parts.len() < 2 || parts.iter().any(|p| p.is_empty()) {
+            return Err(at("expected blocks joined by '>', such as \"a > b > c.port\"".into()));
+        }
+        let last = parts.len() - 1;
+        let mut ends = Vec::with_capacity(parts.len());
+        for (i, part) in parts.iter().enumerate() {
+            let (name, port) = match part.split_once('.') {
+                Some((n, p)) if i == 0 || i == last => (n.trim(), Some(p.trim())),
+                Some(_) => return Err(at(format!("'{part}': only the first and last block of a chain may name a port"))),
+                None => (*part, None),
+            };
+            let index = blocks.iter().position(|b| b.entry.name == name).ok_or_else(|| {
+                at(format!("no block named '{name}' (blocks: {})", list(blocks.iter().map(|b| &b.entry.name))))
+            })?;
+            ends.push((index, port));
+        }
+        for (i, pair) in ends.windows(2).enumerate() {
+            let ((src, src_port), (dst, dst_port)) = (pair[0], pair[1]);
+            let from = pick_port(&blocks[src], "output", if i == 0 { src_port } else { None }).map_err(&at)?;
+            let to = pick_port(&blocks[dst], "input", if i + 1 == last { dst_port } else { None }).map_err(&at)?;
+            let (a, b) = (&blocks[src].entry.name, &blocks[dst].entry.name);
+            if from.1 != to.1 {
+                return Err(at(format!("{a}.{} carries {} but {b}.{} takes {}", from.0, from.1, to.0, to.1)));
+            }
+            if let Some(earlier) = fed.insert((dst, to.0), chain) {
+                return Err(at(format!("input {b}.{} is already connected by \"{earlier}\"", to.0)));
+            }
+            feeding.insert((src, from.0));
+            edges.push(Edge { from: (src, from.0), to: (dst, to.0) });
+        }
+    }
+    for (i, b) in blocks.iter().enumerate() {
+        let place = format!("{label}: block '{}' ({})", b.entry.name, b.kind.name);
+        if let Some((port, _)) = b.ports.inputs.iter().find(|(p, _)| !fed.contains_key(&(i, *p))) {
+            bail!("{place}: input '{port}' is not connected");
+        }
+        if let Some((port, _)) = b.ports.outputs.iter().find(|(p, _)| !feeding.contains(&(i, *p))) {
+            bail!("{place}: output '{port}' is not connected (every output needs a reader)");
+        }
+    }
+    Ok(edges)
+}
+
+/// The `side` ("input" or "output") port of `block` named `port`, or its only
+/// one when `port` is `None`.
+fn pick_port(block: &Checked, side: &str, port: Option<&str>) -> Result<(&'static str, StreamType), String> {
+    let ports = if side == "input" { &block.ports.inputs } else { &block.ports.outputs };
+    let (name, kind) = (&block.entry.name, block.kind.name);
+    let names = list(ports.iter().map(|(p, _)| *p));
+    match port {
+        Some(p) => ports
+            .iter()
+            .find(|(n, _)| *n == p)
+            .copied()
+            .ok_or_else(|| format!("block '{name}' ({kind}) has no {side} '{p}' (its {side}s: {})", or_none(&names))),
+        None => match ports[..] {
+            [only] => Ok(only),
+            [] => Err(format!("block '{name}' ({kind}) has no {side}s")),
+            _ => Err(format!("block '{name}' ({kind}) has several {side}s ({names}): name one, as {name}.PORT")),
+        },
+    }
+}
+
+fn or_none(names: &str) -> &str {
+    if names.is_empty() { "none" } else { names }
+}

@@ -1,0 +1,64 @@
+//! Running a built flowgraph while watching its live figures.
+
+use super::assembly::{Built, DecoderNote};
+use crate::blocks::{BerCounts, Throughput, runtime};
+use std::time::{Duration, Instant};
+
+/// The live figures of a running flowgraph (its first BER sink and probe).
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// Time since the run started.
+    pub elapsed: Duration,
+    /// Counts of the first BER sink, if there is one.
+    pub ber: Option<BerCounts>,
+    /// Reading of the first throughput probe, if there is one.
+    pub throughput: Option<Throughput>,
+}
+
+/// What a finished run measured.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    /// Final counts of every BER sink, by block name.
+    pub ber: Vec<(String, BerCounts)>,
+    /// Whether a BER sink stopped the run at its target.
+    pub stopped_at_target: bool,
+    /// Final reading of every throughput probe, by block name.
+    pub throughput: Vec<(String, Throughput)>,
+    /// The decoders and their backends.
+    pub decoders: Vec<DecoderNote>,
+    /// Wall-clock time of the run.
+    pub wall: Duration,
+}
+
+/// Run `built` to its end, calling `on_tick` with the live figures every
+/// `tick` meanwhile. A block's error fails the run with that block's message.
+pub fn run(built: Built, tick: Duration, mut on_tick: impl FnMut(&Progress)) -> anyhow::Result<Summary> {
+    let Built { flowgraph, errors, ber_sinks, probes, decoders } = built;
+    let progress = |started: Instant| Progress {
+        elapsed: started.elapsed(),
+        ber: ber_sinks.first().map(|(_, c)| c.counts()),
+        throughput: probes.first().map(|(_, m)| m.reading()),
+    };
+    let started = Instant::now();
+    let worker = std::thread::spawn(move || runtime().run(flowgraph).map(drop).map_err(|e| e.to_string()));
+    let mut next_tick = started + tick;
+    while !worker.is_finished() {
+        std::thread::sleep(Duration::from_millis(20));
+        if Instant::now() >= next_tick {
+            on_tick(&progress(started));
+            next_tick += tick;
+        }
+    }
+    let wall = started.elapsed();
+    let outcome = worker.join().map_err(|_| anyhow::anyhow!("the flowgraph thread panicked"))?;
+    if let Err(e) = outcome {
+        anyhow::bail!(errors.message().unwrap_or(e));
+    }
+    Ok(Summary {
+        stopped_at_target: ber_sinks.iter().any(|(_, c)| c.stopped()),
+        ber: ber_sinks.iter().map(|(n, c)| (n.clone(), c.counts())).collect(),
+        throughput: probes.iter().map(|(n, m)| (n.clone(), m.reading())).collect(),
+        decoders,
+        wall,
+    })
+}

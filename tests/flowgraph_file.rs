@@ -1,0 +1,159 @@
+//! Every way a flowgraph file (or a `--set`) can be wrong is rejected before
+//! anything runs, with one message that names the file, the block and the
+//! field or port.
+
+use gpufec::flowgraph::{BuildOptions, FlowgraphFile, KINDS, Override, build};
+use gpufec::gpu::Backend;
+
+const SHIPPED: &str = include_str!("../flowgraphs/viterbi_awgn.toml");
+
+/// The error of building `text` (named `t.toml`) with `sets` applied.
+fn error_of(text: &str, sets: &[&str]) -> String {
+    let result = FlowgraphFile::parse("t.toml", text).and_then(|mut file| {
+        for s in sets {
+            file.apply(&s.parse::<Override>()?)?;
+        }
+        build(&file, &BuildOptions { backend: Some(Backend::Cpu) })
+    });
+    match result {
+        Ok(_) => panic!("{sets:?} was accepted"),
+        Err(e) => format!("{e:#}"),
+    }
+}
+
+/// The shipped file with `from` replaced by `to` (which must occur).
+fn edited(from: &str, to: &str) -> String {
+    assert!(SHIPPED.contains(from), "the shipped file no longer has {from:?}");
+    SHIPPED.replacen(from, to, 1)
+}
+
+fn assert_has(message: &str, parts: &[&str]) {
+    for p in parts {
+        assert!(message.contains(p), "{message:?} lacks {p:?}");
+    }
+    assert_eq!(message.lines().count(), 1, "{message:?} is not one line");
+}
+
+#[test]
+fn the_shipped_file_builds() {
+    let file = FlowgraphFile::parse("viterbi_awgn.toml", SHIPPED).unwrap();
+    let built = build(&file, &BuildOptions { backend: Some(Backend::Cpu) }).unwrap();
+    assert_eq!(built.ber_sinks.len(), 1);
+    assert_eq!(built.probes.len(), 1);
+    assert_eq!(built.decoders[0].backend, "cpu");
+}
+
+#[test]
+fn malformed_toml() {
+    let e = error_of(&edited("k = 7\n", "k = = 7\n"), &[]);
+    assert_has(&e, &["t.toml:", "malformed TOML"]);
+    let line = SHIPPED.lines().position(|l| l == "k = 7").unwrap() + 1;
+    assert!(e.starts_with(&format!("t.toml:{line}:")), "{e}");
+}
+
+#[test]
+fn unknown_block_type() {
+    let e = error_of(&edited("type = \"BpskMapper\"", "type = \"QpskMapper\""), &[]);
+    assert_has(&e, &["t.toml", "block 'bpsk'", "unknown block type 'QpskMapper'", "BpskMapper"]);
+}
+
+#[test]
+fn unknown_field() {
+    let e = error_of(&edited("[blocks.awgn]\n", "[blocks.awgn]\nebno = 3\n"), &[]);
+    assert_has(&e, &["t.toml", "block 'awgn' (Awgn)", "unknown field 'ebno'", "ebn0_db"]);
+    let e = error_of(SHIPPED, &["decoder.tiles=1"]);
+    assert_has(&e, &["t.toml", "block 'decoder' (ViterbiDecoder)", "unknown field 'tiles' (set by --set)"]);
+}
+
+#[test]
+fn ill_typed_fields() {
+    let e = error_of(&edited("total = 1e7", "total = \"many\""), &[]);
+    assert_has(&e, &["t.toml", "block 'source' (RandomBits)", "field 'total'", "whole number", "\"many\""]);
+    let e = error_of(SHIPPED, &["awgn.ebn0_db=abc"]);
+    assert_has(&e, &["t.toml", "block 'awgn' (Awgn)", "field 'ebn0_db' (set by --set)", "expected a number"]);
+    let e = error_of(SHIPPED, &["vars.rate=4/3"]);
+    assert_has(&e, &["t.toml", "block 'awgn' (Awgn)", "field 'rate' (from $rate)", "rate in (0, 1]"]);
+    let e = error_of(SHIPPED, &["decoder.llr=i16"]);
+    assert_has(&e, &["block 'decoder' (ViterbiDecoder)", "field 'llr'", "one of i8, f32"]);
+    let e = error_of(SHIPPED, &["source.total=1.5"]);
+    assert_has(&e, &["block 'source' (RandomBits)", "field 'total'"]);
+}
+
+#[test]
+fn invalid_values_name_their_field() {
+    let e = error_of(SHIPPED, &["puncture.rate=4/5"]);
+    assert_has(&e, &["t.toml", "block 'puncture' (Puncture)", "field 'rate'", "4/5"]);
+    let e = error_of(SHIPPED, &["decoder.tile=0,20,20"]);
+    assert_has(&e, &["block 'decoder' (ViterbiDecoder)", "field 'tile'", "f=0"]);
+    let e = error_of(SHIPPED, &["decoder.polys=171,999"]);
+    assert_has(&e, &["block 'decoder' (ViterbiDecoder)", "field 'polys'", "999"]);
+    let e = error_of(SHIPPED, &["encoder.k=12"]);
+    assert_has(&e, &["block 'encoder' (ConvEncoder)", "field 'k'"]);
+    let e = error_of(SHIPPED, &["decoder.traceback=parallel:0"]);
+    assert_has(&e, &["block 'decoder' (ViterbiDecoder)", "field 'traceback'", "f0"]);
+    let e = error_of(SHIPPED, &["encoder.frame=100"]);
+    assert_has(&e, &["block 'encoder' (ConvEncoder)", "field 'frame'", "terminated"]);
+    let e = error_of(SHIPPED, &["quantize.scale=0"]);
+    assert_has(&e, &["block 'quantize' (Quantize)", "field 'scale'"]);
+    let e = error_of(SHIPPED, &["puncture.pattern=11,10"]);
+    assert_has(&e, &["block 'puncture' (Puncture)", "field 'pattern'", "not both"]);
+}
+
+#[test]
+fn missing_required_field() {
+    let e = error_of(&edited("scale = 6.3697147", ""), &[]);
+    assert_has(&e, &["t.toml", "block 'quantize' (Quantize)", "field 'scale' is missing"]);
+    let e = error_of(&edited("[blocks.bpsk]\ntype = \"BpskMapper\"", "[blocks.bpsk]"), &[]);
+    assert_has(&e, &["t.toml", "block 'bpsk'", "field 'type' is missing"]);
+}
+
+#[test]
+fn type_mismatch_on_an_edge() {
+    let e = error_of(SHIPPED, &["depuncture.llr=f32"]);
+    assert_has(&e, &["t.toml", "quantize.output carries i8 but depuncture.input takes f32"]);
+    let e = error_of(&edited("llr > quantize > depuncture", "llr > depuncture"), &[]);
+    assert_has(&e, &["t.toml", "llr.output carries f32 but depuncture.input takes i8"]);
+}
+
+#[test]
+fn unknown_blocks_and_ports_in_connections() {
+    let e = error_of(&edited("probe > ber.decoded", "probe > ber.decode"), &[]);
+    assert_has(&e, &["t.toml", "block 'ber' (BerSink) has no input 'decode'", "reference, decoded"]);
+    let e = error_of(&edited("source > ber.reference", "source > bert.reference"), &[]);
+    assert_has(&e, &["t.toml", "no block named 'bert'"]);
+    let e = error_of(&edited("source > ber.reference", "source.bits > ber.reference"), &[]);
+    assert_has(&e, &["t.toml", "block 'source' (RandomBits) has no output 'bits' (its outputs: output)"]);
+    let e = error_of(&edited("source > ber.reference", "source > ber"), &[]);
+    assert_has(&e, &["t.toml", "block 'ber' (BerSink) has several inputs", "ber.PORT"]);
+    let e = error_of(&edited("source > encoder", "source > encoder.input > puncture"), &[]);
+    assert_has(&e, &["t.toml", "only the first and last block of a chain may name a port"]);
+}
+
+#[test]
+fn every_port_connected_once() {
+    let e = error_of(&edited("\"source > ber.reference\",", ""), &[]);
+    assert_has(&e, &["t.toml", "block 'ber' (BerSink): input 'reference' is not connected"]);
+    let e = error_of(&edited("\"source > ber.reference\",", "\"source > ber.reference\", \"source > ber.decoded\","), &[]);
+    assert_has(&e, &["t.toml", "input ber.decoded is already connected"]);
+}
+
+#[test]
+fn overrides_must_name_existing_blocks_and_variables() {
+    let e = error_of(SHIPPED, &["channel.ebn0_db=3"]);
+    assert_has(&e, &["--set channel.ebn0_db", "t.toml has no block 'channel'", "awgn"]);
+    let e = error_of(SHIPPED, &["vars.ebn0=3"]);
+    assert_has(&e, &["--set vars.ebn0", "t.toml has no variable 'ebn0'", "ebn0_db"]);
+    let e = error_of(&edited("ebn0_db = \"$ebn0_db\"", "ebn0_db = \"$snr\""), &[]);
+    assert_has(&e, &["t.toml", "block 'awgn' (Awgn)", "field 'ebn0_db'", "unknown variable '$snr'"]);
+}
+
+#[test]
+fn the_readme_documents_every_block_kind_and_parameter() {
+    let readme = include_str!("../README.md");
+    for k in KINDS {
+        assert!(readme.contains(&format!("`{}`", k.name)), "README lacks block kind {}", k.name);
+        for p in k.params {
+            assert!(readme.contains(&format!("`{}`", p.name)), "README lacks parameter {}.{}", k.name, p.name);
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! The prebuilt viterbi_awgn flowgraph, run end to end on the CPU, counts
+//! exactly what the direct link simulation counts for the same seed; with no
+//! noise it is error-free; a BER sink target stops it. On a machine with a GPU
+//! the GPU flowgraph must count what the CPU flowgraph counts.
+
+use gpufec::blocks::BerCounts;
+use gpufec::codes::conv::{ConvCode, CpuViterbi, PuncturePattern, TileConfig, Traceback, Trellis, ViterbiMode};
+use gpufec::codes::sim::{ConvLink, LinkDecoder, LlrKind, StopRule};
+use gpufec::flowgraph::{BuildOptions, FlowgraphFile, Override, Summary, build, run};
+use gpufec::gpu::Backend;
+use std::sync::Arc;
+use std::time::Duration;
+
+const SHIPPED: &str = "flowgraphs/viterbi_awgn.toml";
+/// The quantizer scale of the shipped file.
+const SCALE: f32 = 6.3697147;
+
+/// The shipped file, or its `f32` variant: no quantizer, `f32` LLRs to the decoder.
+fn text(llr: &str) -> String {
+    let shipped = std::fs::read_to_string(SHIPPED).unwrap();
+    if llr == "i8" {
+        return shipped;
+    }
+    let quantizer = shipped.find("[blocks.quantize]").unwrap();
+    let next = quantizer + shipped[quantizer..].find("\n\n").unwrap();
+    let without = format!("{}{}", &shipped[..quantizer], &shipped[next + 2..]);
+    assert!(without.contains("llr > quantize > depuncture"));
+    without.replace("llr > quantize > depuncture", "llr > depuncture").replace("llr = \"i8\"", "llr = \"f32\"")
+}
+
+fn run_file(llr: &str, sets: &[String], backend: Backend) -> anyhow::Result<Summary> {
+    let mut file = FlowgraphFile::parse(SHIPPED, &text(llr))?;
+    for s in sets {
+        file.apply(&s.parse::<Override>()?)?;
+    }
+    let built = build(&file, &BuildOptions { backend: Some(backend) })?;
+    run(built, Duration::from_secs(3600), |_| {})
+}
+
+fn counts(s: &Summary) -> BerCounts {
+    assert_eq!(s.ber.len(), 1);
+    s.ber[0].1
+}
+
+/// The direct simulation of the shipped flowgraph's chain.
+fn simulate(llr: &str, rate: &str, ebn0_db: f64, bits: u64, seed: u64) -> BerCounts {
+    let trellis = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
+    let tile = TileConfig::new(256, 20, 20, Traceback::Serial).unwrap().with_group(64).unwrap();
+    let mode = ViterbiMode::Tiled(tile);
+    let link = ConvLink {
+        trellis: trellis.clone(),
+        puncture: PuncturePattern::standard(rate).unwrap(),
+        mode,
+        frame_bits: 256,
+        llr: if llr == "i8" { LlrKind::I8 { scale: Some(SCALE) } } else { LlrKind::F32 },
+    };
+    let mut dec = if llr == "i8" {
+        LinkDecoder::I8(Box::new(CpuViterbi::<i8>::new(trellis, mode, 0).unwrap()))
+    } else {
+        LinkDecoder::F32(Box::new(CpuViterbi::<f32>::new(trellis, mode, 0).unwrap()))
+    };
+    let p = link.run_point(&mut dec, ebn0_db, StopRule { max_bits: bits, max_errors: u64::MAX }, seed).unwrap();
+    BerCounts { bits: p.bits, bit_errors: p.bit_errors, frames: p.frames, frame_errors: p.frame_errors }
+}
+
+#[test]
+fn counts_what_the_direct_simulation_counts() {
+    // Rate 1/2 and a punctured rate, at points with a few dozen errors in 3e5 bits;
+    // 300001 is not a multiple of the 16384-bit work unit nor of the frame.
+    for (llr, rate, ebn0, seed) in [("i8", "1/2", 3.0, 7u64), ("i8", "3/4", 4.5, 11), ("f32", "2/3", 3.5, 3)] {
+        let sets = [
+            "source.total=300001".to_string(),
+            format!("vars.rate={rate}"),
+            format!("vars.ebn0_db={ebn0}"),
+            format!("vars.seed={seed}"),
+        ];
+        let got = counts(&run_file(llr, &sets, Backend::Cpu).unwrap());
+        let want = simulate(llr, rate, ebn0, 300_001, seed);
+        eprintln!("{llr} rate {rate} at {ebn0} dB: flowgraph {got:?}, simulation {want:?}");
+        assert_eq!(got, want, "{llr} rate {rate}");
+        assert!(got.bit_errors >= 10, "too few errors at rate {rate} to mean anything: {got:?}");
+    }
+}
+
+#[test]
+fn noiseless_flowgraph_is_error_free_and_loses_no_bit() {
+    let s = run_file("i8", &["source.total=100000".into(), "vars.ebn0_db=60".into()], Backend::Cpu).unwrap();
+    let c = counts(&s);
+    assert_eq!((c.bits, c.bit_errors, c.frame_errors), (100_000, 0, 0));
+    assert_eq!(c.frames, 100_000u64.div_ceil(256));
+    assert!(!s.stopped_at_target);
+    assert_eq!(s.throughput[0].1.items, 100_000);
+    assert!(s.throughput[0].1.per_second() > 0.0);
+}
+
+#[test]
+fn an_error_target_stops_an_endless_source() {
+    let s = run_file("i8", &["source.total=1e9".into(), "vars.ebn0_db=1".into(), "ber.max_errors=200".into()], Backend::Cpu)
+        .unwrap();
+    let c = counts(&s);
+    assert!(s.stopped_at_target);
+    assert!(c.bit_errors >= 200 && c.bits < 10_000_000, "{c:?}");
+}
+
+#[test]
+fn gpu_flowgraph_counts_what_the_cpu_flowgraph_counts() {
+    if let Err(why) = gpufec::gpu::available() {
+        assert!(std::env::var_os("GPUFEC_REQUIRE_GPU").is_none(), "GPUFEC_REQUIRE_GPU is set but there is no GPU: {why:#}");
+        eprintln!("SKIPPED gpu_flowgraph_counts_what_the_cpu_flowgraph_counts: no GPU ({why:#})");
+        return;
+    }
+    for llr in ["i8", "f32"] {
+        let sets = ["source.total=3e6".to_string(), "vars.ebn0_db=3".to_string()];
+        let cpu = run_file(llr, &sets, Backend::Cpu).unwrap();
+        let gpu = run_file(llr, &sets, Backend::Gpu).unwrap();
+        assert_eq!(gpu.decoders[0].backend, "gpu");
+        assert_eq!(counts(&gpu), counts(&cpu), "{llr}");
+    }
+}

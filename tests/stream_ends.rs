@@ -1,0 +1,86 @@
+//! Framer and Viterbi decoder blocks lose and invent no bit at the end of a
+//! stream, whatever its length: tiled streams of awkward lengths (shorter than
+//! a tile, one off a unit, ...), punctured or not, and terminated frames. A
+//! stream that ends inside a frame, and a framer and decoder that disagree on
+//! the unit, fail with one clear message.
+
+use futuresdr::runtime::Flowgraph;
+use gpufec::blocks::*;
+use gpufec::codes::BatchDecoder;
+use gpufec::codes::conv::{
+    ConvCode, CpuViterbi, EncoderMode, FrameConfig, PuncturePattern, TileConfig, Traceback, Trellis, ViterbiMode,
+};
+use std::sync::Arc;
+
+fn k7() -> Arc<Trellis> {
+    Arc::new(Trellis::new(&ConvCode::k7_171_133()))
+}
+
+/// Send `bits` random bits through encoder, puncturer, a noiseless channel,
+/// depuncturer, framer and decoder, and count them against the source.
+fn run(bits: u64, rate: &str, encoder: EncoderMode, framing: Framing, mode: ViterbiMode) -> Result<BerCounts, String> {
+    let pattern = PuncturePattern::standard(rate).unwrap();
+    let errors = FirstError::default();
+    let decoder: Box<dyn BatchDecoder<f32>> = Box::new(CpuViterbi::<f32>::new(k7(), mode, 2).unwrap().with_batch_units(2));
+    let sink = BerSink::new(100, BerStop::default()).report_to(&errors);
+    let counters = sink.counters();
+    // Readers before writers (see `gpufec::blocks`).
+    let mut fg = Flowgraph::new();
+    let ber = fg.add(sink);
+    let dec = fg.add(ViterbiDecoder::new(decoder).report_to(&errors));
+    let fra = fg.add(Framer::<f32>::new(framing).unwrap().report_to(&errors));
+    let dep = fg.add(Depuncture::<f32>::new(pattern.clone()).report_to(&errors));
+    let llr = fg.add(LlrDemapper::new(60.0, pattern.rate()).unwrap().report_to(&errors));
+    let map = fg.add(BpskMapper::new());
+    let pun = fg.add(Puncture::new(pattern));
+    let enc = fg.add(ConvEncoder::new(k7(), encoder).unwrap().report_to(&errors));
+    let src = fg.add(RandomBits::new(5, Some(bits)));
+    let chain = [src.id(), enc.id(), pun.id(), map.id(), llr.id(), dep.id(), fra.id(), dec.id()];
+    for w in chain.windows(2) {
+        fg.stream_dyn(w[0], "output", w[1], "input").unwrap();
+    }
+    fg.stream_dyn(dec, "output", ber, "decoded").unwrap();
+    fg.stream_dyn(src, "output", ber, "reference").unwrap();
+    match runtime().run(fg) {
+        Ok(_) => Ok(counters.counts()),
+        Err(e) => Err(errors.message().unwrap_or_else(|| e.to_string())),
+    }
+}
+
+#[test]
+fn tiled_streams_of_any_length() {
+    let tile = TileConfig::new(32, 8, 12, Traceback::Parallel { f0: 8 }).unwrap().with_group(3).unwrap();
+    let framing = Framing::Tiles { tile, n: 2 };
+    // Unit = 96 bits, batch = 2 units.
+    for bits in [1u64, 7, 31, 32, 33, 95, 96, 97, 191, 192, 193, 1000, 4097] {
+        for rate in ["1/2", "3/4", "7/8"] {
+            let c = run(bits, rate, EncoderMode::Streaming, framing, ViterbiMode::Tiled(tile)).unwrap();
+            assert_eq!(c.bits, bits, "{bits} bits at rate {rate}");
+            assert_eq!(c.frames, bits.div_ceil(100), "{bits} bits at rate {rate}");
+            // Without a tail, the last bits of a heavily punctured stream are
+            // ambiguous even without noise; at rate 1/2 every bit is decided.
+            if rate == "1/2" {
+                assert_eq!(c.bit_errors, 0, "{bits} bits at rate {rate}");
+            }
+        }
+    }
+}
+
+#[test]
+fn terminated_frames_and_a_frame_cut_short() {
+    let frame = FrameConfig::new(50, true).unwrap();
+    let framing = Framing::Blocks { llrs: frame.stages(7) * 2 };
+    let c = run(250, "1/2", EncoderMode::Terminated { frame: 50 }, framing, ViterbiMode::Frame(frame)).unwrap();
+    assert_eq!((c.bits, c.bit_errors), (250, 0));
+    let e = run(275, "1/2", EncoderMode::Terminated { frame: 50 }, framing, ViterbiMode::Frame(frame)).unwrap_err();
+    assert!(e.contains("block 'ConvEncoder-7'") && e.contains("ended inside a terminated frame"), "{e}");
+}
+
+#[test]
+fn a_framer_and_decoder_that_disagree_fail_clearly() {
+    let framer_tile = TileConfig::new(32, 8, 12, Traceback::Serial).unwrap().with_group(3).unwrap();
+    let decoder_tile = TileConfig::new(32, 8, 16, Traceback::Serial).unwrap().with_group(3).unwrap();
+    let framing = Framing::Tiles { tile: framer_tile, n: 2 };
+    let e = run(1000, "1/2", EncoderMode::Streaming, framing, ViterbiMode::Tiled(decoder_tile)).unwrap_err();
+    assert!(e.contains("the framer cuts units of 232 LLRs but the decoder takes units of 240"), "{e}");
+}
