@@ -64,6 +64,23 @@ pub struct Param {
     pub doc: &'static str,
 }
 
+impl Param {
+    /// A parameter the file must give.
+    pub const fn required(name: &'static str, ty: ParamType, doc: &'static str) -> Self {
+        Self { name, ty, need: Need::Required, doc }
+    }
+
+    /// A parameter that may be absent.
+    pub const fn optional(name: &'static str, ty: ParamType, doc: &'static str) -> Self {
+        Self { name, ty, need: Need::Optional, doc }
+    }
+
+    /// A parameter that takes `default` when absent.
+    pub const fn with_default(name: &'static str, ty: ParamType, default: Literal, doc: &'static str) -> Self {
+        Self { name, ty, need: Need::Default(default), doc }
+    }
+}
+
 /// A checked parameter value.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Value {

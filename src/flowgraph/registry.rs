@@ -2,7 +2,7 @@
 //! ports, and how each one is added to a FutureSDR flowgraph.
 
 use super::assembly::Assembly;
-use super::params::{Args, Literal, Need, Param, ParamType};
+use super::params::{Args, Literal, Param, ParamType};
 use crate::blocks::{
     Awgn, BerSink, BerStop, BpskMapper, ConvEncoder, Depuncture, Framer, Framing, LlrDemapper, Puncture, Quantize,
     RandomBits, Reporting, ThroughputProbe, ViterbiDecoder,
@@ -65,8 +65,8 @@ pub const KINDS: &[Kind] = &[
         name: "RandomBits",
         summary: "seeded random information bits",
         params: &[
-            Param { name: "seed", ty: ParamType::Count, need: Need::Default(Literal::Count(0)), doc: "random seed" },
-            Param { name: "total", ty: ParamType::Count, need: Need::Optional, doc: "bits to emit (endless if absent)" },
+            SEED,
+            Param::optional("total", ParamType::Count, "bits to emit (endless if absent)"),
         ],
         ports: |_| Ok(io(None, Some(StreamType::U8))),
         add: |a, asm| asm.add(RandomBits::new(a.count("seed")?, a.count_opt("total")?)),
@@ -105,7 +105,7 @@ pub const KINDS: &[Kind] = &[
         params: &[
             EBN0,
             EFFECTIVE_RATE,
-            Param { name: "seed", ty: ParamType::Count, need: Need::Default(Literal::Count(0)), doc: "random seed" },
+            SEED,
         ],
         ports: |_| Ok(io(Some(StreamType::F32), Some(StreamType::F32))),
         add: |a, asm| {
@@ -126,12 +126,11 @@ pub const KINDS: &[Kind] = &[
     Kind {
         name: "Quantize",
         summary: "f32 → i8 LLRs, round(llr·scale) saturated to ±127",
-        params: &[Param {
-            name: "scale",
-            ty: ParamType::Real,
-            need: Need::Required,
-            doc: "multiplier before rounding (16·σ² maps a noiseless sample to ±32)",
-        }],
+        params: &[Param::required(
+            "scale",
+            ParamType::Real,
+            "multiplier before rounding (16·σ² maps a noiseless sample to ±32)",
+        )],
         ports: |_| Ok(io(Some(StreamType::F32), Some(StreamType::I8))),
         add: |a, asm| {
             let block = a.about("scale", Quantize::new(a.real("scale")? as f32))?;
@@ -155,26 +154,20 @@ pub const KINDS: &[Kind] = &[
         summary: "cuts an LLR stream into decoder work units (Viterbi tiles or code blocks)",
         params: &[
             LLR,
-            Param {
-                name: "units",
-                ty: ParamType::Choice(&["tiles", "blocks"]),
-                need: Need::Default(Literal::Text("tiles")),
-                doc: "overlapping Viterbi tiles of a stream, or whole code blocks",
-            },
-            Param {
-                name: "n",
-                ty: ParamType::Count,
-                need: Need::Default(Literal::Count(2)),
-                doc: "LLRs per trellis stage (tiles)",
-            },
+            Param::with_default(
+                "units",
+                ParamType::Choice(&["tiles", "blocks"]),
+                Literal::Text("tiles"),
+                "overlapping Viterbi tiles of a stream, or whole code blocks",
+            ),
+            Param::with_default("n", ParamType::Count, Literal::Count(2), "LLRs per trellis stage (tiles)"),
             TILE,
             GROUP,
-            Param {
-                name: "block_llrs",
-                ty: ParamType::Count,
-                need: Need::Optional,
-                doc: "LLRs per code block (blocks), e.g. (frame + K − 1)·n for terminated frames",
-            },
+            Param::optional(
+                "block_llrs",
+                ParamType::Count,
+                "LLRs per code block (blocks), e.g. (frame + K − 1)·n for terminated frames",
+            ),
         ],
         ports: |a| same_llr_in_out(a),
         add: |a, asm| {
@@ -202,37 +195,32 @@ pub const KINDS: &[Kind] = &[
             FRAME,
             TILE,
             GROUP,
-            Param {
-                name: "traceback",
-                ty: ParamType::Text,
-                need: Need::Default(Literal::Text("serial")),
-                doc: "serial, or parallel:F0 (subframes of F0 stages)",
-            },
-            Param {
-                name: "backend",
-                ty: ParamType::Choice(&["auto", "cpu", "gpu"]),
-                need: Need::Default(Literal::Text("auto")),
-                doc: "where it decodes; auto takes the GPU when one is usable",
-            },
-            Param {
-                name: "threads",
-                ty: ParamType::Count,
-                need: Need::Default(Literal::Count(0)),
-                doc: "CPU decoder threads (0 = all cores)",
-            },
-            Param { name: "gpu_device", ty: ParamType::Count, need: Need::Default(Literal::Count(0)), doc: "CUDA device index" },
-            Param {
-                name: "gpu_slots",
-                ty: ParamType::Count,
-                need: Need::Default(Literal::Count(2)),
-                doc: "GPU pipeline slots (batches in flight)",
-            },
-            Param {
-                name: "gpu_batch_units",
-                ty: ParamType::Count,
-                need: Need::Default(Literal::Count(0)),
-                doc: "work units per GPU batch (0 = sized to the device)",
-            },
+            Param::with_default(
+                "traceback",
+                ParamType::Text,
+                Literal::Text("serial"),
+                "serial, or parallel:F0 (subframes of F0 stages)",
+            ),
+            Param::with_default(
+                "backend",
+                ParamType::Choice(&["auto", "cpu", "gpu"]),
+                Literal::Text("auto"),
+                "where it decodes; auto takes the GPU when one is usable",
+            ),
+            Param::with_default("threads", ParamType::Count, Literal::Count(0), "CPU decoder threads (0 = all cores)"),
+            Param::with_default("gpu_device", ParamType::Count, Literal::Count(0), "CUDA device index"),
+            Param::with_default(
+                "gpu_slots",
+                ParamType::Count,
+                Literal::Count(2),
+                "GPU pipeline slots (batches in flight)",
+            ),
+            Param::with_default(
+                "gpu_batch_units",
+                ParamType::Count,
+                Literal::Count(0),
+                "work units per GPU batch (0 = sized to the device)",
+            ),
         ],
         ports: |a| Ok(io(Some(llr_type(a)?), Some(StreamType::U8))),
         add: |a, asm| by_llr(a, asm, add_viterbi::<i8>, add_viterbi::<f32>),
@@ -241,24 +229,9 @@ pub const KINDS: &[Kind] = &[
         name: "BerSink",
         summary: "counts bit and frame errors of decoded against reference bits",
         params: &[
-            Param {
-                name: "frame_bits",
-                ty: ParamType::Count,
-                need: Need::Default(Literal::Count(256)),
-                doc: "bits per counted frame (FER)",
-            },
-            Param {
-                name: "max_bits",
-                ty: ParamType::Count,
-                need: Need::Optional,
-                doc: "stop the run after this many compared bits",
-            },
-            Param {
-                name: "max_errors",
-                ty: ParamType::Count,
-                need: Need::Optional,
-                doc: "stop the run once this many bit errors are counted",
-            },
+            Param::with_default("frame_bits", ParamType::Count, Literal::Count(256), "bits per counted frame (FER)"),
+            Param::optional("max_bits", ParamType::Count, "stop the run after this many compared bits"),
+            Param::optional("max_errors", ParamType::Count, "stop the run once this many bit errors are counted"),
         ],
         ports: |_| {
             Ok(Ports { inputs: vec![("reference", StreamType::U8), ("decoded", StreamType::U8)], outputs: vec![] })
@@ -296,55 +269,41 @@ pub fn kind(name: &str) -> Option<&'static Kind> {
     KINDS.iter().find(|k| k.name == name)
 }
 
-const LLR: Param = Param {
-    name: "llr",
-    ty: ParamType::Choice(&["i8", "f32"]),
-    need: Need::Default(Literal::Text("i8")),
-    doc: "LLR item type",
-};
-const K: Param =
-    Param { name: "k", ty: ParamType::Count, need: Need::Default(Literal::Count(7)), doc: "constraint length K" };
-const POLYS: Param = Param {
-    name: "polys",
-    ty: ParamType::Text,
-    need: Need::Default(Literal::Text("171,133")),
-    doc: "generator polynomials in octal, comma-separated",
-};
-const MODE: Param = Param {
-    name: "mode",
-    ty: ParamType::Choice(&["streaming", "terminated"]),
-    need: Need::Default(Literal::Text("streaming")),
-    doc: "one endless stream (tiled decoding), or frames with K−1 tail bits",
-};
-const FRAME: Param =
-    Param { name: "frame", ty: ParamType::Count, need: Need::Optional, doc: "information bits per frame (terminated)" };
-const RATE_NAME: Param = Param {
-    name: "rate",
-    ty: ParamType::Text,
-    need: Need::Optional,
-    doc: "standard pattern 1/2, 2/3, 3/4, 5/6 or 7/8 (1/2 if neither rate nor pattern is given)",
-};
-const PATTERN: Param = Param {
-    name: "pattern",
-    ty: ParamType::Text,
-    need: Need::Optional,
-    doc: "a pattern of your own, one row of 0/1 per encoder output, e.g. \"110,101\"",
-};
-const EBN0: Param = Param { name: "ebn0_db", ty: ParamType::Real, need: Need::Required, doc: "Eb/N0 per information bit, dB" };
-const EFFECTIVE_RATE: Param = Param {
-    name: "rate",
-    ty: ParamType::Rate,
-    need: Need::Required,
-    doc: "information bits over channel bits sent (puncturing and tails counted)",
-};
-const TILE: Param = Param {
-    name: "tile",
-    ty: ParamType::Text,
-    need: Need::Default(Literal::Text("256,20,20")),
-    doc: "Viterbi tile f,v1,v2 in stages",
-};
-const GROUP: Param =
-    Param { name: "group", ty: ParamType::Count, need: Need::Default(Literal::Count(64)), doc: "tiles per work unit" };
+const SEED: Param = Param::with_default("seed", ParamType::Count, Literal::Count(0), "random seed");
+const LLR: Param = Param::with_default("llr", ParamType::Choice(&["i8", "f32"]), Literal::Text("i8"), "LLR item type");
+const K: Param = Param::with_default("k", ParamType::Count, Literal::Count(7), "constraint length K");
+const POLYS: Param = Param::with_default(
+    "polys",
+    ParamType::Text,
+    Literal::Text("171,133"),
+    "generator polynomials in octal, comma-separated",
+);
+const MODE: Param = Param::with_default(
+    "mode",
+    ParamType::Choice(&["streaming", "terminated"]),
+    Literal::Text("streaming"),
+    "one endless stream (tiled decoding), or frames with K−1 tail bits",
+);
+const FRAME: Param = Param::optional("frame", ParamType::Count, "information bits per frame (terminated)");
+const RATE_NAME: Param = Param::optional(
+    "rate",
+    ParamType::Text,
+    "standard pattern 1/2, 2/3, 3/4, 5/6 or 7/8 (1/2 if neither rate nor pattern is given)",
+);
+const PATTERN: Param = Param::optional(
+    "pattern",
+    ParamType::Text,
+    "a pattern of your own, one row of 0/1 per encoder output, e.g. \"110,101\"",
+);
+const EBN0: Param = Param::required("ebn0_db", ParamType::Real, "Eb/N0 per information bit, dB");
+const EFFECTIVE_RATE: Param = Param::required(
+    "rate",
+    ParamType::Rate,
+    "information bits over channel bits sent (puncturing and tails counted)",
+);
+const TILE: Param =
+    Param::with_default("tile", ParamType::Text, Literal::Text("256,20,20"), "Viterbi tile f,v1,v2 in stages");
+const GROUP: Param = Param::with_default("group", ParamType::Count, Literal::Count(64), "tiles per work unit");
 
 fn io(input: Option<StreamType>, output: Option<StreamType>) -> Ports {
     Ports { inputs: input.map(|t| ("input", t)).into_iter().collect(), outputs: output.map(|t| ("output", t)).into_iter().collect() }
