@@ -67,7 +67,7 @@ fn unknown_field() {
 
 #[test]
 fn ill_typed_fields() {
-    let e = error_of(&edited("total = 1e7", "total = \"many\""), &[]);
+    let e = error_of(&edited("total = 1e8", "total = \"many\""), &[]);
     assert_has(&e, &["t.toml", "block 'source' (RandomBits)", "field 'total'", "whole number", "\"many\""]);
     let e = error_of(SHIPPED, &["awgn.ebn0_db=abc"]);
     assert_has(&e, &["t.toml", "block 'awgn' (Awgn)", "field 'ebn0_db' (set by --set)", "expected a number"]);

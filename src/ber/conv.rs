@@ -64,7 +64,9 @@ impl ConvSimulator {
         let puncture = PuncturePattern::standard(&o.rate).context("--rate")?;
         puncture.check_fits(trellis.n()).context("--rate")?;
         let traceback = Traceback::parse(&o.traceback).context("--traceback")?;
-        let tile = TileConfig::parse(&o.tile, traceback).context("--tile")?.with_group(o.group).context("--group")?;
+        let tile = TileConfig::parse(&o.tile, Traceback::Serial).context("--tile")?;
+        let tile = TileConfig::new(tile.f, tile.v1, tile.v2, traceback).context("--traceback")?;
+        let tile = tile.with_group(o.group).context("--group")?;
         let (mode, frame_bits) = if o.terminated {
             let f = FrameConfig::new(o.frame.unwrap_or(DEFAULT_FRAME), true).context("--frame")?;
             (ViterbiMode::Frame(f), f.frame)
@@ -73,13 +75,16 @@ impl ConvSimulator {
             (ViterbiMode::Tiled(tile), o.frame.unwrap_or(tile.f))
         };
         let gpu = GpuOptions::default();
+        let on_backend = || format!("--backend {}", o.backend);
         let ((decoder, not_gpu), llr) = match o.llr {
             LlrChoice::I8 => {
-                let (d, why) = viterbi_decoder::<i8>(trellis.clone(), mode, o.backend, 0, &gpu)?;
+                let (d, why) =
+                    viterbi_decoder::<i8>(trellis.clone(), mode, o.backend, 0, &gpu).with_context(on_backend)?;
                 ((LinkDecoder::I8(d), why), LlrKind::I8 { scale: None })
             }
             LlrChoice::F32 => {
-                let (d, why) = viterbi_decoder::<f32>(trellis.clone(), mode, o.backend, 0, &gpu)?;
+                let (d, why) =
+                    viterbi_decoder::<f32>(trellis.clone(), mode, o.backend, 0, &gpu).with_context(on_backend)?;
                 ((LinkDecoder::F32(d), why), LlrKind::F32)
             }
         };

@@ -4,10 +4,11 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use gpufec::ber::{ConvOptions, ConvSimulator, EbN0Grid, LlrChoice, PointSimulator, run_curve};
-use gpufec::bench::viterbi::{i8_quantizer, noisy_units, time_decoder};
-use gpufec::codes::conv::{ConvCode, TileConfig, Traceback, Trellis, ViterbiMode};
+use gpufec::bench::viterbi::{
+    BENCH_EBN0_DB, BENCH_FRAME_BITS, Setup, i8_quantizer, noisy_units, standard_setups, time_decoder,
+};
+use gpufec::codes::conv::{ConvCode, FrameConfig, SimdLevel, TileConfig, Traceback, Trellis, ViterbiMode};
 use gpufec::codes::sim::StopRule;
-use gpufec::codes::{BatchDecoder, Llr};
 use gpufec::count::parse_count;
 use gpufec::flowgraph::{BuildOptions, FlowgraphFile, Override, Progress};
 use gpufec::gpu::{Backend, GpuLlr, GpuOptions, viterbi_decoder};
@@ -150,17 +151,35 @@ enum BenchCommand {
 
 #[derive(Args)]
 struct BenchViterbiArgs {
-    /// cpu or gpu.
+    /// Where the decoder runs: cpu, gpu, or auto (the GPU when one is usable).
     #[arg(long, default_value = "cpu")]
     backend: Backend,
     /// LLR type: i8, f32 or both.
     #[arg(long, value_enum, default_value = "both")]
     llr: LlrSet,
-    #[command(flatten)]
-    tile: TileArgs,
-    /// Information bits per measurement (rounded up to whole work units).
-    #[arg(long, default_value = "1e7", value_parser = parse_count)]
-    bits: u64,
+    /// Measure one tiled configuration with this tile f,v1,v2 (without --tile,
+    /// --traceback and --mode: the three standard configurations).
+    #[arg(long)]
+    tile: Option<String>,
+    /// serial, or parallel:F0, for one tiled configuration.
+    #[arg(long)]
+    traceback: Option<String>,
+    /// streaming (one tiled configuration) or terminated (frames decoded whole).
+    #[arg(long, value_enum)]
+    mode: Option<ModeArg>,
+    /// Information bits per terminated frame.
+    #[arg(long, value_parser = count_usize)]
+    frame: Option<usize>,
+    /// Tiles per work unit.
+    #[arg(long, default_value_t = 64)]
+    group: usize,
+    /// Information bits per repetition, rounded up to whole work units
+    /// (default 2^20 on the CPU, 2^26 on a GPU).
+    #[arg(long, value_parser = parse_count)]
+    bits: Option<u64>,
+    /// Seconds of repetitions per row; the fastest of at least three counts.
+    #[arg(long, default_value_t = 1.0)]
+    seconds: f64,
     /// CPU threads; without it, one thread and all cores are measured.
     #[arg(long, value_parser = count_usize)]
     threads: Option<usize>,
@@ -197,11 +216,16 @@ fn run(a: RunArgs) -> anyhow::Result<()> {
     for d in &built.decoders {
         println!("decoder '{}': backend {d}; {}", d.block, d.describe);
     }
+    // Live figures on stderr: one line rewritten in place on a terminal, a
+    // new line every second otherwise (a log, a pipe).
     let live = std::io::stderr().is_terminal();
-    let summary = gpufec::flowgraph::run(built, Duration::from_millis(500), |p| {
+    let tick = Duration::from_millis(if live { 250 } else { 1000 });
+    let summary = gpufec::flowgraph::run(built, tick, |p| {
         if live {
             eprint!("\r\x1b[2K{}", progress_line(p));
             let _ = std::io::stderr().flush();
+        } else {
+            eprintln!("{}", progress_line(p));
         }
     });
     if live {
@@ -260,6 +284,10 @@ fn ber(a: BerArgs) -> anyhow::Result<()> {
             backend: a.backend,
         })?),
     };
+    if let Some(path) = &a.json {
+        // Fail now rather than after the first point.
+        std::fs::write(path, "").map_err(|e| anyhow::anyhow!("--json: cannot write {}: {e}", path.display()))?;
+    }
     println!("backend: {}", sim.backend());
     let stop = StopRule { max_bits: a.max_bits, max_errors: a.max_errors };
     run_curve(sim.as_mut(), &a.ebn0, stop, a.seed, |curve| {
@@ -278,7 +306,8 @@ fn ber(a: BerArgs) -> anyhow::Result<()> {
         }
         if let Some(path) = &a.json {
             let text = serde_json::to_string_pretty(&curve.to_json())?;
-            std::fs::write(path, text + "\n").map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+            let written = std::fs::write(path, text + "\n");
+            written.map_err(|e| anyhow::anyhow!("--json: cannot write {}: {e}", path.display()))?;
         }
         Ok(())
     })?;
@@ -287,67 +316,131 @@ fn ber(a: BerArgs) -> anyhow::Result<()> {
 
 fn bench_viterbi(a: BenchViterbiArgs) -> anyhow::Result<()> {
     let trellis = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
-    let traceback = Traceback::parse(&a.tile.traceback).map_err(|e| anyhow::anyhow!("--traceback: {e}"))?;
-    let tile = TileConfig::parse(&a.tile.tile, traceback).map_err(|e| anyhow::anyhow!("--tile: {e}"))?;
-    let tile = tile.with_group(a.tile.group).map_err(|e| anyhow::anyhow!("--group: {e}"))?;
-    anyhow::ensure!(a.bits > 0, "--bits 0 measures nothing");
+    let setups = bench_setups(&a)?;
+    anyhow::ensure!(a.bits != Some(0), "--bits 0 measures nothing");
+    anyhow::ensure!(a.seconds.is_finite() && a.seconds >= 0.0, "--seconds must be a number of seconds ≥ 0");
     anyhow::ensure!(a.threads != Some(0), "--threads 0: give at least one thread, or leave it out for 1 and all cores");
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads: Vec<usize> = match (a.backend, a.threads) {
-        (Backend::Gpu, _) => vec![0],
-        (_, Some(t)) => vec![t],
-        (_, None) if cores > 1 => vec![1, cores],
-        (_, None) => vec![1],
-    };
-    println!(
-        "bench viterbi: K=7 (171,133) rate 1/2, tile f={} v1={} v2={} {}, group {}, {} information bits per run",
-        tile.f, tile.v1, tile.v2, tile.traceback, tile.group, a.bits
-    );
-    println!("{:<44} {:>4} {:>8} {:>10} {:>9}", "decoder", "llr", "threads", "Mb/s", "seconds");
-    if a.llr != LlrSet::F32 {
-        let q = i8_quantizer(trellis.n())?;
-        let (units, info) = noisy_units::<i8>(&trellis, tile, a.bits, 1, |l, o| Ok(q.quantize(l, o)?))?;
-        bench_rows::<i8>(&trellis, tile, a.backend, &threads, &units, info)?;
-    }
-    if a.llr != LlrSet::I8 {
-        let (units, info) = noisy_units::<f32>(&trellis, tile, a.bits, 1, |l, o| {
-            o.extend_from_slice(l);
-            Ok(())
-        })?;
-        bench_rows::<f32>(&trellis, tile, a.backend, &threads, &units, info)?;
-    }
-    Ok(())
-}
-
-fn bench_rows<T: GpuLlr>(
-    trellis: &Arc<Trellis>,
-    tile: TileConfig,
-    backend: Backend,
-    threads: &[usize],
-    units: &[T],
-    info: u64,
-) -> anyhow::Result<()> {
-    for &t in threads {
-        let (mut decoder, not_gpu) =
-            viterbi_decoder::<T>(trellis.clone(), ViterbiMode::Tiled(tile), backend, t, &GpuOptions::default())?;
-        if let Some(why) = not_gpu {
-            println!("(no GPU: {why})");
+    let on_gpu = match a.backend {
+        Backend::Cpu => false,
+        Backend::Gpu => {
+            gpufec::gpu::available().map_err(|e| anyhow::anyhow!("--backend gpu: {e:#}"))?;
+            true
         }
-        let timing = time_decoder(decoder.as_mut(), units, info)?;
-        print_row(decoder.as_ref(), t, timing.mbps(), timing.seconds);
+        Backend::Auto => match gpufec::gpu::available() {
+            Ok(()) => true,
+            Err(why) => {
+                println!("backend auto: no GPU ({why:#}); measuring the CPU");
+                false
+            }
+        },
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads: Vec<usize> = match (on_gpu, a.threads) {
+        (true, _) => vec![0],
+        (false, Some(t)) => vec![t],
+        (false, None) if cores > 1 => vec![1, cores],
+        (false, None) => vec![1],
+    };
+    let bits = a.bits.unwrap_or(if on_gpu { 1 << 26 } else { 1 << 20 });
+    let run = BenchRun {
+        trellis,
+        backend: if on_gpu { a.backend } else { Backend::Cpu },
+        threads,
+        budget: Duration::from_secs_f64(a.seconds),
+    };
+    println!("machine: {}, {cores} cores", cpu_model());
+    println!(
+        "bench viterbi: K=7 (171,133) rate 1/2, Eb/N0 {BENCH_EBN0_DB} dB, {bits} information bits per repetition, \
+         fastest of ≥ 3 repetitions over {} s",
+        a.seconds
+    );
+    println!("{:<38} {:>4} {:>7} {:>9} {:>10}  decoder", "configuration", "llr", "threads", "Mb/s", "Mb/s/core");
+    for setup in &setups {
+        if a.llr != LlrSet::F32 {
+            let q = i8_quantizer(run.trellis.n())?;
+            let (units, info) = noisy_units::<i8>(&run.trellis, setup.mode, bits, 1, |l, o| Ok(q.quantize(l, o)?))?;
+            run.rows::<i8>(setup, &units, info)?;
+        }
+        if a.llr != LlrSet::I8 {
+            let (units, info) = noisy_units::<f32>(&run.trellis, setup.mode, bits, 1, |l, o| {
+                o.extend_from_slice(l);
+                Ok(())
+            })?;
+            run.rows::<f32>(setup, &units, info)?;
+        }
     }
     Ok(())
 }
 
-fn print_row<T: Llr>(decoder: &dyn BatchDecoder<T>, threads: usize, mbps: f64, seconds: f64) {
-    let threads = if threads == 0 { "-".to_string() } else { threads.to_string() };
-    println!("{:<44} {:>4} {:>8} {:>10.2} {:>9.3}", decoder.describe(), T::NAME, threads, mbps, seconds);
+/// The configurations `bench viterbi` measures: the standard ones, or the one its options describe.
+fn bench_setups(a: &BenchViterbiArgs) -> anyhow::Result<Vec<Setup>> {
+    let context = |flag: &'static str| move |e: gpufec::codes::CodeError| anyhow::anyhow!("{flag}: {e}");
+    let terminated = matches!(a.mode, Some(ModeArg::Terminated));
+    anyhow::ensure!(a.frame.is_none() || terminated, "--frame applies to --mode terminated only");
+    if terminated {
+        anyhow::ensure!(
+            a.tile.is_none() && a.traceback.is_none(),
+            "--tile and --traceback apply to tiles, not to --mode terminated"
+        );
+        let frame = FrameConfig::new(a.frame.unwrap_or(BENCH_FRAME_BITS), true).map_err(context("--frame"))?;
+        return Ok(vec![Setup::new(ViterbiMode::Frame(frame))]);
+    }
+    if a.tile.is_none() && a.traceback.is_none() && a.mode.is_none() {
+        return standard_setups(a.group).map_err(context("--group"));
+    }
+    let traceback = Traceback::parse(a.traceback.as_deref().unwrap_or("serial")).map_err(context("--traceback"))?;
+    let tile = TileConfig::parse(a.tile.as_deref().unwrap_or("256,20,20"), Traceback::Serial).map_err(context("--tile"))?;
+    let tile = TileConfig::new(tile.f, tile.v1, tile.v2, traceback).map_err(context("--traceback"))?;
+    let tile = tile.with_group(a.group).map_err(context("--group"))?;
+    Ok(vec![Setup::new(ViterbiMode::Tiled(tile))])
+}
+
+/// What every row of a `bench viterbi` run shares.
+struct BenchRun {
+    trellis: Arc<Trellis>,
+    backend: Backend,
+    /// Thread counts to measure (0 on a GPU).
+    threads: Vec<usize>,
+    budget: Duration,
+}
+
+impl BenchRun {
+    /// One row per thread count for `setup` on the prepared `units`.
+    fn rows<T: GpuLlr>(&self, setup: &Setup, units: &[T], info: u64) -> anyhow::Result<()> {
+        for &t in &self.threads {
+            let gpu = GpuOptions::default();
+            let (mut decoder, _) = viterbi_decoder::<T>(self.trellis.clone(), setup.mode, self.backend, t, &gpu)
+                .map_err(|e| anyhow::anyhow!("--backend {}: {e:#}", self.backend))?;
+            let timing = time_decoder(decoder.as_mut(), units, info, self.budget)?;
+            let (threads, per_core) = match t {
+                0 => ("-".to_string(), "-".to_string()),
+                t => (t.to_string(), format!("{:.1}", timing.mbps() / t as f64)),
+            };
+            println!(
+                "{:<38} {:>4} {threads:>7} {:>9.1} {per_core:>10}  {}",
+                setup.name,
+                T::NAME,
+                timing.mbps(),
+                decoder.describe()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The CPU's model name as Linux reports it.
+fn cpu_model() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo.lines().find_map(|l| l.strip_prefix("model name").and_then(|r| r.split(':').nth(1)));
+    model.map_or_else(|| "unknown CPU".to_string(), |m| m.trim().to_string())
 }
 
 fn info() -> anyhow::Result<()> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!("CPU: {}, {cores} cores; CPU decoders run at SIMD level {}", cpu_model(), SimdLevel::detect());
     match gpufec::gpu::devices() {
-        Err(why) => println!("no GPU: {why:#}"),
-        Ok(devices) if devices.is_empty() => println!("no GPU: the CUDA driver found no device"),
+        Err(why) => println!("no GPU usable here ({why:#}): every decoder runs on the CPU"),
+        Ok(devices) if devices.is_empty() => println!("no GPU here: the CUDA driver found no device"),
         Ok(devices) => {
             for d in devices {
                 println!(
