@@ -11,4 +11,3 @@ typedef unsigned char u8;
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
-#define GPUFEC_DEVICE __device__ __forceinline__

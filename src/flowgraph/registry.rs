@@ -373,7 +373,12 @@ fn add_viterbi<T: GpuLlr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockI
             ViterbiMode::Tiled(tile(a, tb)?)
         }
     };
-    let gpu = GpuOptions { device: a.size("gpu_device")?, slots: a.size("gpu_slots")?, batch_units: a.size("gpu_batch_units")? };
+    let gpu = GpuOptions {
+        device: a.size("gpu_device")?,
+        slots: a.size("gpu_slots")?,
+        batch_units: a.size("gpu_batch_units")?,
+        ..Default::default()
+    };
     let threads = a.size("threads")?;
     // A backend forced from the command line is blamed on the command line.
     let (backend, decoder) = match asm.backend {

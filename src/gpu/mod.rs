@@ -4,11 +4,18 @@
 //! entry point then answers with one plain sentence saying why there is no GPU.
 
 mod backend;
-mod sources;
+mod bench;
+mod compile;
 mod device;
+mod memory;
+mod pipeline;
+mod sources;
 mod viterbi;
 
 pub use backend::{Backend, viterbi_decoder};
+pub use bench::{GpuBenchOptions, bench_viterbi};
+pub use compile::nvrtc_available;
 pub use device::{DeviceInfo, available, devices};
+pub use pipeline::BatchSplit;
 pub use sources::{SOURCES, source};
-pub use viterbi::{GpuLlr, GpuOptions, GpuViterbi};
+pub use viterbi::{DEFAULT_MIN_BLOCKS_GLOBAL_I8, GpuLlr, GpuOptions, GpuViterbi, RingPlace, compile_viterbi_kernel};

@@ -1,0 +1,224 @@
+//! `gpufec bench viterbi --backend gpu`: kernel-only and end-to-end throughput
+//! of the GPU Viterbi decoder, the paper's Table IV and V layouts, and the time
+//! split of one batch. Prints markdown, ready for BENCHMARKS.md.
+
+use super::viterbi::{GpuLlr, GpuOptions, GpuViterbi, RingPlace};
+use crate::codes::BatchDecoder;
+use crate::codes::conv::{ConvCode, TileConfig, Traceback, Trellis, ViterbiMode};
+use rand::{RngCore, SeedableRng, rngs::SmallRng};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct GpuBenchOptions {
+    /// CUDA device.
+    pub device: usize,
+    /// Pipeline slots for the end-to-end figures.
+    pub slots: usize,
+    /// Kernel launches averaged per kernel-only figure.
+    pub reps: usize,
+    /// Batches decoded per end-to-end figure.
+    pub batches: usize,
+    /// Also measure the Table IV and V grids.
+    pub tables: bool,
+    /// Tiles per work unit.
+    pub group: usize,
+}
+
+impl Default for GpuBenchOptions {
+    fn default() -> Self {
+        Self { device: 0, slots: 2, reps: 20, batches: 12, tables: true, group: 64 }
+    }
+}
+
+/// Random LLRs: the kernel's work does not depend on their values.
+fn random<T: BenchLlr>(len: usize, seed: u64) -> Vec<T> {
+    let mut r = SmallRng::seed_from_u64(seed);
+    let mut bytes = vec![0u8; len];
+    r.fill_bytes(&mut bytes);
+    bytes.into_iter().map(T::from_byte).collect()
+}
+
+/// LLR types as the bench fills them from random bytes.
+trait BenchLlr: GpuLlr {
+    fn from_byte(b: u8) -> Self;
+}
+impl BenchLlr for i8 {
+    fn from_byte(b: u8) -> Self {
+        b as i8
+    }
+}
+impl BenchLlr for f32 {
+    fn from_byte(b: u8) -> Self {
+        (b as i8) as f32 * 0.25
+    }
+}
+fn k7() -> Arc<Trellis> {
+    Arc::new(Trellis::new(&ConvCode::k7_171_133()))
+}
+
+fn decoder<T: GpuLlr>(tile: TileConfig, ring: RingPlace, o: &GpuBenchOptions) -> anyhow::Result<GpuViterbi<T>> {
+    let opts = GpuOptions { device: o.device, slots: o.slots, ring, ..Default::default() };
+    GpuViterbi::<T>::new(k7(), ViterbiMode::Tiled(tile), opts)
+}
+
+/// Kernel-only Gb/s of information bits on one full, device-resident batch.
+fn kernel_gbps<T: GpuLlr + BenchLlr>(dec: &mut GpuViterbi<T>, reps: usize) -> anyhow::Result<f64> {
+    let unit = dec.unit();
+    let llrs: Vec<T> = random(unit.llrs_in * dec.batch_units(), 1);
+    let ms = dec.time_kernel(&llrs, reps)?;
+    Ok((unit.bits_out * dec.batch_units()) as f64 / (ms * 1e-3) / 1e9)
+}
+
+/// End-to-end figures: pageable host memory in, through the pipeline, host
+/// memory out.
+struct EndToEnd {
+    gbps: f64,
+    /// Per-batch means over the run, milliseconds.
+    h2d_ms: f64,
+    kernel_ms: f64,
+    d2h_ms: f64,
+    /// Wall milliseconds per batch.
+    wall_ms: f64,
+    /// Host milliseconds per batch spent staging input (submit) and copying
+    /// results out (collect, without the wait).
+    host_ms: f64,
+}
+
+fn end_to_end<T: GpuLlr + BenchLlr>(dec: &mut GpuViterbi<T>, batches: usize) -> anyhow::Result<EndToEnd> {
+    let unit = dec.unit();
+    let per_batch = unit.llrs_in * dec.batch_units();
+    // Two distinct batches of input reused round robin keep host memory modest.
+    let input: Vec<T> = random(per_batch * 2, 2);
+    let mut out = Vec::with_capacity(unit.bits_out * dec.batch_units() * dec.depth());
+    // One batch first, so that no first-touch cost lands in the figure.
+    dec.submit(&input[..per_batch])?;
+    dec.collect(&mut out)?;
+    let mut sink = 0usize;
+    let (mut h2d, mut ker, mut d2h) = (0.0, 0.0, 0.0);
+    let host = std::cell::Cell::new(0.0);
+    let mut collect = |dec: &mut GpuViterbi<T>, out: &mut Vec<u8>| -> anyhow::Result<()> {
+        out.clear();
+        dec.collect(out)?;
+        host.set(host.get() + dec.last_split().host_out_ms);
+        sink += out.len();
+        let s = dec.last_split();
+        (h2d, ker, d2h) = (h2d + s.h2d_ms, ker + s.kernel_ms, d2h + s.d2h_ms);
+        Ok(())
+    };
+    let start = Instant::now();
+    for b in 0..batches {
+        if dec.in_flight() >= dec.depth() {
+            collect(dec, &mut out)?;
+        }
+        let at = (b % 2) * per_batch;
+        let t = Instant::now();
+        dec.submit(&input[at..at + per_batch])?;
+        host.set(host.get() + t.elapsed().as_secs_f64() * 1e3);
+    }
+    while dec.in_flight() > 0 {
+        collect(dec, &mut out)?;
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let n = batches as f64;
+    Ok(EndToEnd { gbps: sink as f64 / secs / 1e9, h2d_ms: h2d / n, kernel_ms: ker / n, d2h_ms: d2h / n, wall_ms: secs * 1e3 / n, host_ms: host.get() / n })
+}
+
+/// Run the GPU Viterbi benchmark and print its report.
+pub fn bench_viterbi(o: &GpuBenchOptions) -> anyhow::Result<()> {
+    let info = super::devices()?.into_iter().nth(o.device).ok_or_else(|| anyhow::anyhow!("CUDA device {} does not exist", o.device))?;
+    println!(
+        "# GPU Viterbi, K=7 (171,133) r=1/2, on {} ({} SMs, sm_{}{}), {} tiles per work unit",
+        info.name, info.sms, info.compute_capability.0, info.compute_capability.1, o.group
+    );
+    let tile = |f, v2, tb| -> anyhow::Result<TileConfig> { Ok(TileConfig::new(f, 20, v2, tb)?.with_group(o.group)?) };
+
+    println!("\n## Headline: f=256, v1=20 (kernel-only = device-resident LLRs; end-to-end = pageable host memory in and out, {} slots)\n", o.slots);
+    println!("| traceback | v2 | LLR | survivors | tiles/batch | kernel-only Gb/s | end-to-end Gb/s | H2D ms | kernel ms | D2H ms | host copy ms | wall ms/batch | overlap |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    // Serial v2=20 and parallel f0=32 v2=30 lose ≤ 0.05 dB against the full-frame
+    // decoder (BENCHMARKS.md, Tables II and III); f0=32 v2=45 is the paper's pick.
+    for (tb, v2) in [(Traceback::Serial, 20), (Traceback::Parallel { f0: 32 }, 30), (Traceback::Parallel { f0: 32 }, 45)] {
+        for ring in [RingPlace::Auto, RingPlace::Shared, RingPlace::Global] {
+            headline::<i8>(tile(256, v2, tb)?, ring, o)?;
+        }
+        headline::<f32>(tile(256, v2, tb)?, RingPlace::Auto, o)?;
+    }
+    if o.tables {
+        table(o, "Table IV layout: serial traceback, f × v2, i8, kernel-only Gb/s", "v2 \\ f", &[10, 20, 30, 40], &[32, 64, 128, 256, 512], |v2, f| {
+            tile(f, v2, Traceback::Serial)
+        })?;
+        table(o, "Table V layout: parallel traceback, f=256, f0 × v2, i8, kernel-only Gb/s", "v2 \\ f0", &[25, 30, 35, 40, 45], &[8, 16, 24, 32, 40, 48, 56], |v2, f0| {
+            tile(256, v2, Traceback::Parallel { f0 })
+        })?;
+    }
+    Ok(())
+}
+
+fn headline<T: GpuLlr + BenchLlr>(tile: TileConfig, ring: RingPlace, o: &GpuBenchOptions) -> anyhow::Result<()> {
+    let mut dec = match decoder::<T>(tile, ring, o) {
+        Ok(d) => d,
+        Err(e) => {
+            println!("| {} | {} | {} | {ring:?} | — | {e:#} |", tile.traceback, tile.v2, T::NAME);
+            return Ok(());
+        }
+    };
+    let k = kernel_gbps(&mut dec, o.reps)?;
+    let e = end_to_end(&mut dec, o.batches)?;
+    let serial = e.h2d_ms + e.kernel_ms + e.d2h_ms;
+    println!(
+        "| {} | {} | {} | {} | {} | {k:.1} | {:.1} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.0}% |",
+        tile.traceback,
+        tile.v2,
+        T::NAME,
+        if dec.ring_global() { "global" } else { "shared" },
+        dec.batch_units() * tile.group,
+        e.gbps,
+        e.h2d_ms,
+        e.kernel_ms,
+        e.d2h_ms,
+        e.host_ms,
+        e.wall_ms,
+        // Share of the copy and kernel time hidden behind other work.
+        (100.0 * (serial - e.wall_ms) / serial).max(0.0)
+    );
+    Ok(())
+}
+
+fn table(
+    o: &GpuBenchOptions,
+    title: &str,
+    corner: &str,
+    rows: &[usize],
+    cols: &[usize],
+    tile: impl Fn(usize, usize) -> anyhow::Result<TileConfig> + Sync,
+) -> anyhow::Result<()> {
+    // Compile every cell's kernel in parallel first (NVRTC takes seconds each),
+    // with one-unit batches so that little memory is held meanwhile.
+    let cells: Vec<TileConfig> = rows.iter().flat_map(|&r| cols.iter().map(move |&c| (r, c))).map(|(r, c)| tile(r, c)).collect::<anyhow::Result<_>>()?;
+    std::thread::scope(|s| {
+        for chunk in cells.chunks(cells.len().div_ceil(16)) {
+            s.spawn(move || {
+                for &t in chunk {
+                    let opts = GpuOptions { device: o.device, slots: 1, batch_units: 1, ..Default::default() };
+                    let _ = GpuViterbi::<i8>::new(k7(), ViterbiMode::Tiled(t), opts);
+                }
+            });
+        }
+    });
+    println!("\n## {title}\n");
+    println!("| {corner} | {} |", cols.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" | "));
+    println!("|---|{}", "---|".repeat(cols.len()));
+    for (i, r) in rows.iter().enumerate() {
+        let mut line = format!("| {r} |");
+        for t in &cells[i * cols.len()..(i + 1) * cols.len()] {
+            let mut dec = decoder::<i8>(*t, RingPlace::Auto, o)?;
+            let g = kernel_gbps(&mut dec, o.reps)?;
+            line += &format!(" {g:.1}{} |", if dec.ring_global() { "ᵍ" } else { "" });
+        }
+        println!("{line}");
+    }
+    println!("\nᵍ: survivors in global memory (Auto placement).");
+    Ok(())
+}

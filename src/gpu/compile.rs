@@ -1,0 +1,102 @@
+//! Run-time compilation of the embedded kernels with NVRTC, for the device's
+//! own architecture, with the code parameters as compile-time constants; each
+//! compiled module is kept for the life of the process.
+//!
+//! Compiled images are not cached on disk: a kernel compiles in a few seconds
+//! and a decoder compiles it once, at construction.
+
+use super::device::cuda;
+use super::sources::source;
+use cudarc::driver::{CudaContext, CudaFunction};
+use cudarc::nvrtc::{result as nvrtc, sys as nvrtc_sys};
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// `#include "x"` of an embedded file replaced by its text, so that NVRTC needs
+/// no include path.
+fn expand(file: &str) -> anyhow::Result<String> {
+    let text = source(file).ok_or_else(|| anyhow::anyhow!("kernel source {file} is not embedded"))?;
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        match line.trim().strip_prefix("#include \"").and_then(|r| r.strip_suffix('"')) {
+            Some(inc) => out.push_str(&expand(inc)?),
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+fn nvrtc_err(what: &'static str) -> impl FnOnce(nvrtc::NvrtcError) -> anyhow::Error {
+    move |e| anyhow::anyhow!("NVRTC {what} failed: {e:?}")
+}
+
+/// `Ok` when NVRTC, CUDA's run-time compiler, can be loaded; otherwise why not.
+pub fn nvrtc_available() -> anyhow::Result<()> {
+    // SAFETY: only tries to open the library.
+    if !unsafe { nvrtc_sys::is_culib_present() } {
+        anyhow::bail!("NVRTC (libnvrtc.so.13), CUDA's run-time compiler, was not found; it is needed to build the GPU kernels");
+    }
+    Ok(())
+}
+
+/// Compile `file` (an embedded kernel) for `arch` (e.g. `sm_90`) with `defines`
+/// and return the CUBIN image. A compile error carries NVRTC's log.
+pub(crate) fn compile_cubin(file: &str, arch: &str, defines: &[(String, String)]) -> anyhow::Result<Vec<u8>> {
+    nvrtc_available()?;
+    let src = CString::new(expand(file)?)?;
+    let name = CString::new(file)?;
+    let prog = nvrtc::create_program(&src, Some(&name)).map_err(nvrtc_err("nvrtcCreateProgram"))?;
+    let mut opts = vec![format!("--gpu-architecture={arch}"), "-std=c++17".into(), "--device-as-default-execution-space".into()];
+    opts.extend(defines.iter().map(|(k, v)| format!("-D{k}={v}")));
+    // SAFETY: `prog` is a live program; it is destroyed on every path below.
+    let result = unsafe {
+        match nvrtc::compile_program(prog, &opts) {
+            Ok(()) => {
+                let mut size = 0usize;
+                nvrtc_sys::nvrtcGetCUBINSize(prog, &mut size).result().map_err(nvrtc_err("nvrtcGetCUBINSize")).and_then(|()| {
+                    let mut image = vec![0u8; size];
+                    nvrtc_sys::nvrtcGetCUBIN(prog, image.as_mut_ptr() as *mut _).result().map_err(nvrtc_err("nvrtcGetCUBIN"))?;
+                    Ok(image)
+                })
+            }
+            Err(e) => {
+                let log = nvrtc::get_program_log(prog)
+                    .map(|l| String::from_utf8_lossy(&l.iter().map(|&c| c as u8).take_while(|&c| c != 0).collect::<Vec<_>>()).into_owned())
+                    .unwrap_or_default();
+                Err(anyhow::anyhow!("NVRTC could not compile {file} ({e:?}) with {}:\n{log}", opts.join(" ")))
+            }
+        }
+    };
+    // SAFETY: created above, destroyed once.
+    let _ = unsafe { nvrtc::destroy_program(prog) };
+    result
+}
+
+/// The kernel `entry` of `file` compiled for the device of `ctx` with `defines`,
+/// compiled once per process and parameter set.
+pub(crate) fn kernel(ctx: &Arc<CudaContext>, file: &str, entry: &str, defines: &[(String, String)]) -> anyhow::Result<CudaFunction> {
+    type Key = (usize, String, String, Vec<(String, String)>);
+    static CACHE: OnceLock<Mutex<HashMap<Key, CudaFunction>>> = OnceLock::new();
+    let key = (ctx.ordinal(), file.to_string(), entry.to_string(), defines.to_vec());
+    if let Some(f) = CACHE.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        return Ok(f.clone());
+    }
+    let (major, minor) = ctx.compute_capability().map_err(cuda("cuDeviceGetAttribute"))?;
+    let image = compile_cubin(file, &format!("sm_{major}{minor}"), defines)?;
+    let module = ctx.load_module(cudarc::nvrtc::Ptx::from_binary(image)).map_err(cuda("cuModuleLoadData"))?;
+    let f = module.load_function(entry).map_err(cuda("cuModuleGetFunction"))?;
+    CACHE.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner()).insert(key, f.clone());
+    Ok(f)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn includes_of_embedded_headers_are_expanded() {
+        let s = super::expand("viterbi.cu").unwrap();
+        assert!(!s.contains("#include \"common.cuh\""));
+        assert!(s.contains("typedef signed char i8;"));
+    }
+}
