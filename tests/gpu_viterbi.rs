@@ -1,0 +1,270 @@
+//! The GPU Viterbi decoder gives the CPU tiled model's bits, bit for bit, over
+//! codes K ∈ {5, 7, 9}, rates 1/2, 2/3, 3/4, f ∈ {32 … 512}, v2 ∈ {10, 20, 32,
+//! 45}, serial and parallel traceback (f0 ∈ {8, 16, 32}), i8 and f32 LLRs,
+//! survivors in shared and in global memory, partial batches and streams whose
+//! length is no multiple of f; output buffers are poisoned before every kernel.
+//!
+//! These tests need a GPU. Without one they say `SKIPPED <name>` and pass,
+//! unless `GPUFEC_REQUIRE_GPU=1`, which makes a missing GPU a failure. The
+//! compile check needs only NVRTC and is skipped the same way without it.
+
+use gpufec::codes::BatchDecoder;
+use gpufec::codes::channel::{Awgn, Quantizer, bpsk_map};
+use gpufec::codes::conv::*;
+use gpufec::gpu::{GpuLlr, GpuOptions, GpuViterbi, RingPlace, compile_viterbi_kernel};
+use rand::{Rng, SeedableRng, rngs::SmallRng};
+use std::sync::Arc;
+
+/// Whether the GPU tests can run; reports the skip by name otherwise.
+fn have_gpu(test: &str) -> bool {
+    match gpufec::gpu::available() {
+        Ok(()) => true,
+        Err(e) if std::env::var("GPUFEC_REQUIRE_GPU").as_deref() == Ok("1") => panic!("{test}: GPUFEC_REQUIRE_GPU=1 but {e:#}"),
+        Err(e) => {
+            skipped(test, &e);
+            false
+        }
+    }
+}
+
+/// Say a test was skipped where the harness does not swallow it (it captures
+/// `eprintln!`, not writes to the stderr handle).
+fn skipped(test: &str, why: &anyhow::Error) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why:#}");
+}
+
+/// One configuration of the matrix.
+#[derive(Debug, Clone)]
+struct Case {
+    k: u32,
+    polys: Vec<u32>,
+    rate: &'static str,
+    tile: TileConfig,
+    ring: RingPlace,
+    batch_units: usize,
+    bits: usize,
+}
+
+/// A covering matrix rather than the full product (1440 kernels): every value
+/// of every parameter appears several times, in changing company.
+fn cases() -> Vec<Case> {
+    let codes: [(u32, &[u32]); 3] = [(5, &[0o23, 0o35]), (7, &[0o171, 0o133]), (9, &[0o561, 0o753])];
+    let rates = ["1/2", "2/3", "3/4"];
+    let fs = [32, 64, 128, 256, 512];
+    let v2s = [10, 20, 32, 45];
+    let tbs = [Traceback::Serial, Traceback::Parallel { f0: 8 }, Traceback::Parallel { f0: 16 }, Traceback::Parallel { f0: 32 }];
+    let v1s = [20, 0, 7];
+    let groups = [1, 3, 16];
+    let rings = [RingPlace::Auto, RingPlace::Global, RingPlace::Auto, RingPlace::Shared];
+    let mut out: Vec<Case> = (0..36)
+        .map(|i| {
+            let (k, polys) = codes[i % 3];
+            let f = fs[i % 5];
+            let group = groups[(i / 5) % 3];
+            let tile = TileConfig::new(f, v1s[(i / 3) % 3], v2s[i % 4], tbs[(i / 4) % 4]).unwrap().with_group(group).unwrap();
+            // 2.4 batches of 3 units, cut mid-tile: a partial last batch and a
+            // stream that is no multiple of f.
+            let bits = (7 * group * f + f / 3 + 1).min(200_000);
+            Case { k, polys: polys.to_vec(), rate: rates[(i / 3) % 3], tile, ring: rings[(i / 9) % 4], batch_units: 3, bits }
+        })
+        .collect();
+    // Geometry corner cases: f and f0 not multiples of 4 (byte-wise output and
+    // loads), n = 3 (odd stage size), a unit pitch that needs padding, the
+    // default batch size.
+    let t = |f, v1, v2, tb, g| TileConfig::new(f, v1, v2, tb).unwrap().with_group(g).unwrap();
+    let mut extra = |k, polys: &[u32], rate, tile: TileConfig, ring, batch_units, bits| {
+        out.push(Case { k, polys: polys.to_vec(), rate, tile, ring, batch_units, bits })
+    };
+    extra(7, &[0o171, 0o133], "1/2", t(30, 5, 13, Traceback::Parallel { f0: 7 }, 3), RingPlace::Auto, 2, 2000);
+    extra(7, &[0o133, 0o171, 0o165], "1/3", t(64, 20, 32, Traceback::Serial, 5), RingPlace::Auto, 2, 3000);
+    extra(5, &[0o25, 0o33, 0o37, 0o27], "1/4", t(33, 3, 10, Traceback::Parallel { f0: 11 }, 1), RingPlace::Global, 4, 1500);
+    extra(7, &[0o171, 0o133], "1/2", t(256, 20, 32, Traceback::Serial, 64), RingPlace::Auto, 0, 300_001);
+    out
+}
+
+/// Noisy LLRs of a random stream for `case`: encoded, punctured, AWGN at 2 dB,
+/// depunctured (erasures are LLR 0), as f32 and quantized to i8.
+fn channel(case: &Case, trellis: &Arc<Trellis>, seed: u64) -> (Vec<u8>, Vec<f32>, Vec<i8>) {
+    let mut r = SmallRng::seed_from_u64(seed);
+    let info: Vec<u8> = (0..case.bits).map(|_| r.random_range(0..2u8)).collect();
+    let mut coded = Vec::new();
+    ConvEncoder::new(trellis.clone(), EncoderMode::Streaming).unwrap().encode(&info, &mut coded).unwrap();
+    let pattern = match case.rate {
+        "2/3" | "3/4" => PuncturePattern::standard(case.rate).unwrap(),
+        _ => PuncturePattern::none(trellis.n()),
+    };
+    let mut sent = Vec::new();
+    Puncturer::new(pattern.clone()).puncture(&coded, &mut sent);
+    let mut ch = Awgn::new(2.0, pattern.rate(), r.random()).unwrap();
+    let mut y = Vec::new();
+    bpsk_map(&sent, &mut y);
+    ch.add_noise(&mut y);
+    let mut f = Vec::new();
+    Depuncturer::new(pattern).depuncture(&ch.llrs(&y), &mut f);
+    let mut q = Vec::new();
+    Quantizer::new(16.0 * ch.sigma() * ch.sigma()).unwrap().quantize(&f, &mut q).unwrap();
+    (info, f, q)
+}
+
+fn units<T: GpuLlr>(tile: TileConfig, n: usize, llrs: &[T]) -> Vec<T> {
+    let mut tiler = Tiler::new(tile, n);
+    let mut out = Vec::new();
+    tiler.push(llrs, &mut out);
+    tiler.finish(&mut out).unwrap();
+    out
+}
+
+fn gpu_decoder<T: GpuLlr>(trellis: &Arc<Trellis>, case: &Case) -> anyhow::Result<GpuViterbi<T>> {
+    let opts = GpuOptions { batch_units: case.batch_units, ring: case.ring, poison: Some(0xa5), ..Default::default() };
+    GpuViterbi::<T>::new(trellis.clone(), ViterbiMode::Tiled(case.tile), opts)
+}
+
+/// Decode `units` on the CPU (scalar model) and the GPU and compare bit by bit.
+fn compare<T: GpuLlr>(trellis: &Arc<Trellis>, case: &Case, gpu: &mut GpuViterbi<T>, units: &[T]) -> Result<(), String> {
+    let mode = ViterbiMode::Tiled(case.tile);
+    let mut cpu = CpuViterbi::<T>::new(trellis.clone(), mode, 0).unwrap().with_simd(SimdLevel::Scalar).unwrap();
+    let (mut want, mut got) = (Vec::new(), Vec::new());
+    cpu.decode_all(units, &mut want).unwrap();
+    gpu.decode_all(units, &mut got).map_err(|e| format!("{case:?} {}: {e:#}", T::NAME))?;
+    if got.len() != want.len() {
+        return Err(format!("{case:?} {}: {} bits from the GPU, {} from the CPU", T::NAME, got.len(), want.len()));
+    }
+    match (0..got.len()).find(|&i| got[i] != want[i]) {
+        None => Ok(()),
+        Some(i) => Err(format!(
+            "{case:?} {} ({}): bit {i} of {} is {} on the GPU, {} on the CPU ({} bits differ)",
+            T::NAME,
+            gpu.describe(),
+            got.len(),
+            got[i],
+            want[i],
+            (0..got.len()).filter(|&j| got[j] != want[j]).count()
+        )),
+    }
+}
+
+#[test]
+fn gpu_decodes_the_cpu_tiled_models_bits() {
+    if !have_gpu("gpu_decodes_the_cpu_tiled_models_bits") {
+        return;
+    }
+    let cases = cases();
+    // Kernels compile in parallel (NVRTC takes seconds per configuration).
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let jobs: Vec<_> = cases
+            .iter()
+            .enumerate()
+            .map(|(i, case)| {
+                s.spawn(move || -> Vec<String> {
+                    let trellis = Arc::new(Trellis::new(&ConvCode::new(case.k, &case.polys).unwrap()));
+                    let (_, f, q) = channel(case, &trellis, 1000 + i as u64);
+                    let n = trellis.n();
+                    let mut errs = Vec::new();
+                    match gpu_decoder::<f32>(&trellis, case) {
+                        Ok(mut d) => errs.extend(compare(&trellis, case, &mut d, &units(case.tile, n, &f)).err()),
+                        Err(e) => errs.push(format!("{case:?} f32: {e:#}")),
+                    }
+                    match gpu_decoder::<i8>(&trellis, case) {
+                        Ok(mut d) => errs.extend(compare(&trellis, case, &mut d, &units(case.tile, n, &q)).err()),
+                        Err(e) => errs.push(format!("{case:?} i8: {e:#}")),
+                    }
+                    errs
+                })
+            })
+            .collect();
+        jobs.into_iter().flat_map(|j| j.join().unwrap()).collect()
+    });
+    assert!(failures.is_empty(), "{} of {} decoders differ from the CPU model:\n{}", failures.len(), 2 * cases.len(), failures.join("\n"));
+}
+
+#[test]
+fn gpu_matches_on_adversarial_inputs() {
+    if !have_gpu("gpu_matches_on_adversarial_inputs") {
+        return;
+    }
+    // Ties everywhere (equal and erased LLRs) test the tie-breaking rule;
+    // saturated ±127/−128 and huge floats test metric range and normalisation.
+    let case = Case {
+        k: 7,
+        polys: vec![0o171, 0o133],
+        rate: "1/2",
+        tile: TileConfig::new(64, 20, 45, Traceback::Parallel { f0: 16 }).unwrap().with_group(4).unwrap(),
+        ring: RingPlace::Auto,
+        batch_units: 2,
+        bits: 5000,
+    };
+    let trellis = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
+    let mut r = SmallRng::seed_from_u64(7);
+    let len = 2 * case.bits;
+    let sat: Vec<i8> = (0..len).map(|_| [127, -127, -128][r.random_range(0..3)]).collect();
+    let huge: Vec<f32> = (0..len).map(|_| r.random_range(-1e30f32..1e30)).collect();
+    let mut errs = Vec::new();
+    let mut d8 = gpu_decoder::<i8>(&trellis, &case).unwrap();
+    let mut d32 = gpu_decoder::<f32>(&trellis, &case).unwrap();
+    for (name, q) in [("equal", vec![3i8; len]), ("erased", vec![0; len]), ("saturated", sat)] {
+        errs.extend(compare(&trellis, &case, &mut d8, &units(case.tile, 2, &q)).err().map(|e| format!("{name}: {e}")));
+    }
+    for (name, f) in [("equal", vec![2.5f32; len]), ("erased", vec![0.0; len]), ("huge", huge)] {
+        errs.extend(compare(&trellis, &case, &mut d32, &units(case.tile, 2, &f)).err().map(|e| format!("{name}: {e}")));
+    }
+    assert!(errs.is_empty(), "{}", errs.join("\n"));
+}
+
+#[test]
+fn gpu_refuses_bad_input_with_clear_errors() {
+    if !have_gpu("gpu_refuses_bad_input_with_clear_errors") {
+        return;
+    }
+    let trellis = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
+    let tile = TileConfig::new(64, 20, 20, Traceback::Serial).unwrap();
+    let frame = ViterbiMode::Frame(FrameConfig::new(100, true).unwrap());
+    let e = GpuViterbi::<i8>::new(trellis.clone(), frame, GpuOptions::default()).err().unwrap();
+    assert!(format!("{e:#}").contains("frames are decoded on the CPU"), "{e:#}");
+    let long = TileConfig::new(8192, 20, 64, Traceback::Serial).unwrap();
+    let shared = GpuOptions { ring: RingPlace::Shared, ..Default::default() };
+    let e = GpuViterbi::<i8>::new(trellis.clone(), ViterbiMode::Tiled(long), shared).err().unwrap();
+    assert!(format!("{e:#}").contains("shared memory"), "{e:#}");
+    let e = GpuViterbi::<i8>::new(trellis.clone(), ViterbiMode::Tiled(tile), GpuOptions { device: 99, ..Default::default() }).err().unwrap();
+    assert!(format!("{e:#}").contains("device 99 does not exist"), "{e:#}");
+
+    let opts = GpuOptions { batch_units: 2, ..Default::default() };
+    let mut d = GpuViterbi::<f32>::new(trellis.clone(), ViterbiMode::Tiled(tile), opts).unwrap();
+    let unit = d.unit().llrs_in;
+    let mut out = Vec::new();
+    let mut nan = vec![1.0f32; unit];
+    nan[17] = f32::NAN;
+    assert!(d.submit(&nan).is_err());
+    assert!(d.submit(&vec![1.0; unit + 1]).is_err(), "a partial unit must be refused");
+    assert!(d.submit(&vec![1.0; 3 * unit]).is_err(), "more units than a batch must be refused");
+    assert!(!d.collect(&mut out).unwrap());
+    // The decoder still works after refusals.
+    d.decode_all(&vec![1.0; 2 * unit], &mut out).unwrap();
+    assert_eq!(out, vec![0; 2 * 64]);
+}
+
+#[test]
+fn every_kernel_configuration_compiles_for_sm_90() {
+    if let Err(e) = gpufec::gpu::nvrtc_available() {
+        if std::env::var("GPUFEC_REQUIRE_GPU").as_deref() == Ok("1") {
+            panic!("GPUFEC_REQUIRE_GPU=1 but {e:#}");
+        }
+        skipped("every_kernel_configuration_compiles_for_sm_90", &e);
+        return;
+    }
+    let cases = cases();
+    let errs: Vec<String> = std::thread::scope(|s| {
+        let jobs: Vec<_> = cases
+            .iter()
+            .flat_map(|c| [(c, false, false), (c, true, true)])
+            .map(|(case, f32, global)| {
+                s.spawn(move || {
+                    let trellis = Trellis::new(&ConvCode::new(case.k, &case.polys).unwrap());
+                    compile_viterbi_kernel(&trellis, &case.tile, f32, global, "sm_90").err().map(|e| format!("{case:?}: {e:#}"))
+                })
+            })
+            .collect();
+        jobs.into_iter().filter_map(|j| j.join().unwrap()).collect()
+    });
+    assert!(errs.is_empty(), "{}", errs.join("\n"));
+}
