@@ -183,6 +183,9 @@ struct BenchViterbiArgs {
     /// CPU threads; without it, one thread and all cores are measured.
     #[arg(long, value_parser = count_usize)]
     threads: Option<usize>,
+    /// On a GPU, skip the paper's Table IV and V grids (they take a minute or two).
+    #[arg(long)]
+    no_tables: bool,
 }
 
 fn count_usize(s: &str) -> anyhow::Result<usize> {
@@ -356,6 +359,10 @@ fn bench_viterbi(a: BenchViterbiArgs) -> anyhow::Result<()> {
     );
     println!("{:<38} {:>4} {:>7} {:>9} {:>10}  decoder", "configuration", "llr", "threads", "Mb/s", "Mb/s/core");
     for setup in &setups {
+        if on_gpu && matches!(setup.mode, ViterbiMode::Frame(_)) {
+            println!("{:<38} (terminated frames are decoded on the CPU only)", setup.name);
+            continue;
+        }
         if a.llr != LlrSet::F32 {
             let q = i8_quantizer(run.trellis.n())?;
             let (units, info) = noisy_units::<i8>(&run.trellis, setup.mode, bits, 1, |l, o| Ok(q.quantize(l, o)?))?;
@@ -368,6 +375,11 @@ fn bench_viterbi(a: BenchViterbiArgs) -> anyhow::Result<()> {
             })?;
             run.rows::<f32>(setup, &units, info)?;
         }
+    }
+    if on_gpu && a.tile.is_none() && a.traceback.is_none() && a.mode.is_none() {
+        // The GPU's own figures: kernel-only, time split, the paper's grids.
+        println!();
+        gpufec::gpu::bench_viterbi(&gpufec::gpu::GpuBenchOptions { group: a.group, tables: !a.no_tables, ..Default::default() })?;
     }
     Ok(())
 }
@@ -442,6 +454,9 @@ fn info() -> anyhow::Result<()> {
         Err(why) => println!("no GPU usable here ({why:#}): every decoder runs on the CPU"),
         Ok(devices) if devices.is_empty() => println!("no GPU here: the CUDA driver found no device"),
         Ok(devices) => {
+            if let Some(d) = devices.first() {
+                println!("CUDA driver {}.{}", d.driver_version / 1000, d.driver_version % 1000 / 10);
+            }
             for d in devices {
                 println!(
                     "GPU {}: {}, {} SMs, {:.1} GiB, compute capability {}.{}",
