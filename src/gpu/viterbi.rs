@@ -188,13 +188,10 @@ impl<T: GpuLlr> GpuViterbi<T> {
             }
             RingPlace::Auto => geometry.ring_bytes * 256 > SMEM_PER_SM,
         };
-        let threads = threads_per_block(ring_global);
+        let launch = Launch::new(ring_global, T::F32, opts.min_blocks_per_sm);
+        let threads = launch.threads;
         let smem = if ring_global { 0 } else { threads as usize * geometry.ring_bytes } as u32;
-        let min_blocks = match opts.min_blocks_per_sm {
-            0 if ring_global && !T::F32 => DEFAULT_MIN_BLOCKS_GLOBAL_I8,
-            n => n,
-        };
-        let defines = defines(&trellis, &tile, T::F32, Launch { threads, ring_global, min_blocks }, &geometry);
+        let defines = defines(&trellis, &tile, T::F32, launch, &geometry);
         let function = kernel(&ctx, "viterbi.cu", "viterbi_tiles", &defines)?;
         if smem > 48 * 1024 {
             function
@@ -281,19 +278,26 @@ impl<T: GpuLlr> GpuViterbi<T> {
     }
 }
 
-/// One warp per block packs shared-memory rings tightly; global rings are
-/// indifferent, and 64 threads keep the block count low.
-fn threads_per_block(ring_global: bool) -> u32 {
-    if ring_global { 64 } else { 32 }
-}
-
-/// The kernel's compile-time constants for a code, tile and LLR type.
 /// How the kernel is launched, as far as its compilation depends on it.
 #[derive(Debug, Clone, Copy)]
 struct Launch {
     threads: u32,
     ring_global: bool,
     min_blocks: u32,
+}
+
+impl Launch {
+    /// The launch shape for a ring placement and LLR type; `min_blocks` 0 picks
+    /// the measured default. One warp per block packs shared-memory rings
+    /// tightly; global rings are indifferent, and 64 threads keep the block
+    /// count low.
+    fn new(ring_global: bool, f32: bool, min_blocks: u32) -> Self {
+        let min_blocks = match min_blocks {
+            0 if ring_global && !f32 => DEFAULT_MIN_BLOCKS_GLOBAL_I8,
+            n => n,
+        };
+        Self { threads: if ring_global { 64 } else { 32 }, ring_global, min_blocks }
+    }
 }
 
 fn defines(trellis: &Trellis, tile: &TileConfig, f32: bool, l: Launch, g: &Geometry) -> Vec<(String, String)> {
@@ -329,7 +333,7 @@ fn defines(trellis: &Trellis, tile: &TileConfig, f32: bool, l: Launch, g: &Geome
 /// without a GPU check that every configuration compiles.
 pub fn compile_viterbi_kernel(trellis: &Trellis, tile: &TileConfig, f32: bool, ring_global: bool, arch: &str) -> anyhow::Result<Vec<u8>> {
     let g = Geometry::new(trellis, tile, if f32 { 4 } else { 1 });
-    super::compile::compile_cubin("viterbi.cu", arch, &defines(trellis, tile, f32, Launch { threads: threads_per_block(ring_global), ring_global, min_blocks: DEFAULT_MIN_BLOCKS_GLOBAL_I8 }, &g))
+    super::compile::compile_cubin("viterbi.cu", arch, &defines(trellis, tile, f32, Launch::new(ring_global, f32, 0), &g))
 }
 
 /// Copy whole units into pinned staging at `pitch` items each, checking that
