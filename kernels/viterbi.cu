@@ -50,6 +50,7 @@ constexpr int HALF = NR / 2;               // gather partner distance in registe
 constexpr int F = VF, V1 = VV1, V2 = VV2, F0 = VF0, GROUP = VGROUP, NT = VNT;
 constexpr int STAGES = V1 + F + V2;
 constexpr int NSUB = (F + F0 - 1) / F0;
+constexpr int OUT_WORDS = (F + 31) / 32;    // output words per tile
 constexpr int WORDS = S >= 32 ? S / 32 : 1; // decision words per stage
 
 #if LLR_F32
@@ -353,27 +354,27 @@ struct Ring {
 };
 
 // Trace back from decision-coordinate x at stage `from` down to stage `to`,
-// writing the bits of stages [keep_lo, from] ∩ [to, keep_hi) to out[t − keep_lo].
-__device__ __noinline__ void traceback(Ring ring, int x, int from, int keep_lo, int keep_hi, u8* out) {
+// writing the bits of stages [keep_lo, from] ∩ [to, keep_hi) packed into the
+// tile's words `out`, stage keep_lo at bit `bit0`, least significant bit first.
+// Bits travel packed so that the copy back and the host read 32 times fewer
+// bytes than one byte per bit would. Subframes are traced in increasing order,
+// so a word a previous subframe began already holds its lower bits.
+__device__ __noinline__ void traceback(Ring ring, int x, int from, int keep_lo, int keep_hi, u32* out, int bit0) {
     int slot = from % WIN;
-    [[maybe_unused]] u32 word = 0;
+    u32 word = 0;
     for (int t = from; t >= keep_lo; t--) {
         const u32 dw = *ring.at(slot, x >> 5);
         const int d = (dw >> (x & 31)) & 1;
         constexpr u32 POS = pos_table();
         const int pos = (POS >> (3 * ((t + 1) % B))) & 7;
         if (t < keep_hi) {
-            const int o = t - keep_lo;
-            const u32 bit = (x >> pos) & 1;
-#if VOUT_WORDS
-            word |= bit << (8 * (o & 3));
-            if ((o & 3) == 0) {
-                *reinterpret_cast<u32*>(out + o) = word;
+            const int j = bit0 + t - keep_lo;
+            word |= ((u32)(x >> pos) & 1u) << (j & 31);
+            if ((j & 31) == 0 || t == keep_lo) {
+                u32* w = out + (j >> 5);
+                *w = (j & 31) ? (*w | word) : word;
                 word = 0;
             }
-#else
-            out[o] = (u8)bit;
-#endif
         }
         x = (x & ~(1 << pos)) | (d << pos);
         slot = slot == 0 ? WIN - 1 : slot - 1;
@@ -389,20 +390,20 @@ extern __shared__ u32 smem_ring[];
 #endif
 
 // One thread per tile. llr: work units at `unit_pitch` bytes, each GROUP·F + V1 +
-// V2 stages of N LLRs; out: F bytes (one per decoded bit) per tile, tiles in
-// order; dec_global: survivor rings when DEC_GLOBAL (WIN·WORDS words a tile).
+// V2 stages of N LLRs; out: OUT_WORDS words per tile (F bits, least significant
+// first, the last word's spare bits zero), tiles in order; dec_global: survivor rings when DEC_GLOBAL (WIN·WORDS words a tile).
 #if VMINB > 0
 #define VBOUNDS __launch_bounds__(VNT, VMINB)
 #else
 #define VBOUNDS __launch_bounds__(VNT)
 #endif
 extern "C" __global__ void VBOUNDS viterbi_tiles(const u8* __restrict__ llr, unsigned long long unit_pitch,
-                                                              u32 tiles, u8* __restrict__ out, u32* __restrict__ dec_global) {
+                                                              u32 tiles, u32* __restrict__ out, u32* __restrict__ dec_global) {
     const u32 tile = blockIdx.x * NT + threadIdx.x;
     if (tile >= tiles) return;
     const u32 unit = tile / GROUP, k = tile % GROUP;
     const u8* src = llr + unit * unit_pitch + (unsigned long long)k * F * SB;
-    u8* dst = out + (unsigned long long)tile * F;
+    u32* dst = out + (unsigned long long)tile * OUT_WORDS;
 #if DEC_GLOBAL
     Ring ring{dec_global + (unsigned long long)blockIdx.x * NT * WIN * WORDS + threadIdx.x};
 #else
@@ -476,7 +477,7 @@ extern "C" __global__ void VBOUNDS viterbi_tiles(const u8* __restrict__ llr, uns
                 if (t == tb_next) {
                     const int lo = V1 + sub * F0;
                     const int hi = lo + F0 < V1 + F ? lo + F0 : V1 + F;
-                    traceback(ring, best_x<phase_out(i)>(pm), t, lo, hi, dst + sub * F0);
+                    traceback(ring, best_x<phase_out(i)>(pm), t, lo, hi, dst, sub * F0);
                     sub++;
                     tb_next = sub < NSUB ? tb_start(sub) : -1;
                 }

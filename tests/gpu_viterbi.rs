@@ -234,7 +234,8 @@ fn gpu_refuses_bad_input_with_clear_errors() {
     let mut out = Vec::new();
     let mut nan = vec![1.0f32; unit];
     nan[17] = f32::NAN;
-    assert!(d.submit(&nan).is_err());
+    let e = d.submit(&nan).unwrap_err();
+    assert!(format!("{e:#}").contains("LLR at index 17 "), "{e:#}");
     assert!(d.submit(&vec![1.0; unit + 1]).is_err(), "a partial unit must be refused");
     assert!(d.submit(&vec![1.0; 3 * unit]).is_err(), "more units than a batch must be refused");
     assert!(!d.collect(&mut out).unwrap());

@@ -186,6 +186,9 @@ struct BenchViterbiArgs {
     /// On a GPU, skip the paper's Table IV and V grids (they take a minute or two).
     #[arg(long)]
     no_tables: bool,
+    /// On a GPU, pipeline slots (batches in flight) for the end-to-end figures.
+    #[arg(long, default_value_t = 2, value_parser = count_usize)]
+    slots: usize,
 }
 
 fn count_usize(s: &str) -> anyhow::Result<usize> {
@@ -379,7 +382,7 @@ fn bench_viterbi(a: BenchViterbiArgs) -> anyhow::Result<()> {
     if on_gpu && a.tile.is_none() && a.traceback.is_none() && a.mode.is_none() {
         // The GPU's own figures: kernel-only, time split, the paper's grids.
         println!();
-        gpufec::gpu::bench_viterbi(&gpufec::gpu::GpuBenchOptions { group: a.group, tables: !a.no_tables, ..Default::default() })?;
+        gpufec::gpu::bench_viterbi(&gpufec::gpu::GpuBenchOptions { group: a.group, tables: !a.no_tables, slots: a.slots, ..Default::default() })?;
     }
     Ok(())
 }

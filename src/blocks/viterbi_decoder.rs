@@ -130,4 +130,68 @@ mod tests {
         .unwrap_err();
         assert!(err.contains("inside a work unit (5 of 32 LLRs present)"), "{err}");
     }
+
+    /// Decodes every unit to its first LLR's sign, like a GPU keeping batches in
+    /// flight, and fails with a CUDA-like message at its `fail_at`-th call of
+    /// `collect` (`on_collect`) or of `submit`.
+    struct Failing {
+        queue: std::collections::VecDeque<Vec<u8>>,
+        calls: usize,
+        fail_at: usize,
+        on_collect: bool,
+    }
+
+    impl BatchDecoder<f32> for Failing {
+        fn unit(&self) -> crate::codes::UnitShape {
+            crate::codes::UnitShape { llrs_in: 4, bits_out: 1 }
+        }
+        fn batch_units(&self) -> usize {
+            8
+        }
+        fn depth(&self) -> usize {
+            2
+        }
+        fn submit(&mut self, llrs: &[f32]) -> anyhow::Result<()> {
+            self.calls += usize::from(!self.on_collect);
+            anyhow::ensure!(self.on_collect || self.calls != self.fail_at, "host→device copy: CUDA_ERROR_ILLEGAL_ADDRESS");
+            self.queue.push_back(llrs.chunks(4).map(|u| u8::from(u[0] < 0.0)).collect());
+            Ok(())
+        }
+        fn collect(&mut self, out: &mut Vec<u8>) -> anyhow::Result<bool> {
+            let Some(bits) = self.queue.pop_front() else { return Ok(false) };
+            self.calls += usize::from(self.on_collect);
+            anyhow::ensure!(!self.on_collect || self.calls != self.fail_at, "cuEventSynchronize: CUDA_ERROR_LAUNCH_FAILED");
+            out.extend(bits);
+            Ok(true)
+        }
+        fn in_flight(&self) -> usize {
+            self.queue.len()
+        }
+        fn describe(&self) -> String {
+            "failing test decoder".into()
+        }
+    }
+
+    #[test]
+    fn a_decoder_error_mid_stream_fails_the_flowgraph_with_its_message() {
+        // 40 batches; the failure comes with batches in flight and more input waiting.
+        let llrs = vec![1.0f32; 4 * 8 * 40];
+        for (on_collect, fail_at, want) in
+            [(false, 7, "CUDA_ERROR_ILLEGAL_ADDRESS"), (true, 5, "CUDA_ERROR_LAUNCH_FAILED"), (false, 1, "ILLEGAL_ADDRESS")]
+        {
+            let errors = FirstError::default();
+            let dec = Failing { queue: Default::default(), calls: 0, fail_at, on_collect };
+            let err = run_through::<f32, u8>(llrs.clone(), &errors, |fg| {
+                fg.add(ViterbiDecoder::new(Box::new(dec)).report_to(&errors)).into()
+            })
+            .unwrap_err();
+            assert!(err.contains(want), "{err}");
+        }
+        // The same decoder without a failure passes every bit.
+        let errors = FirstError::default();
+        let dec = Failing { queue: Default::default(), calls: 0, fail_at: usize::MAX, on_collect: true };
+        let got: Vec<u8> =
+            run_through(llrs, &errors, |fg| fg.add(ViterbiDecoder::new(Box::new(dec)).report_to(&errors)).into()).unwrap();
+        assert_eq!(got, vec![0u8; 8 * 40]);
+    }
 }

@@ -7,6 +7,7 @@ pub mod conv;
 mod decoder;
 pub mod error;
 pub mod llr;
+pub mod packed;
 pub mod sim;
 
 pub use decoder::{BatchDecoder, UnitShape};

@@ -1,11 +1,14 @@
 //! The N-slot stream pipeline every GPU decoder uses: per slot, pinned host
 //! staging in and out, device buffers, one stream and its events. While slot i
 //! runs its kernel, slot i+1 copies in and slot i−1 copies out; results are
-//! collected in submission order.
+//! collected in submission order. A batch is staged and copied in a few chunks,
+//! so that its copy in starts while the host still stages the rest.
 
 use super::device::cuda;
 use super::memory::{DeviceBuf, Event, PinnedBuf};
+use crate::codes::packed::unpack_units;
 use cudarc::driver::{CudaContext, CudaStream, result, sys};
+use rayon::prelude::*;
 use std::sync::Arc;
 
 /// Where one batch spent its time on the device, in milliseconds.
@@ -27,10 +30,19 @@ struct Slot<I: Copy, O: Copy> {
     dev_in: DeviceBuf,
     dev_out: DeviceBuf,
     host_out: PinnedBuf<O>,
-    /// Before the copy in, after it, after the kernel, after the copy out.
-    marks: [Event; 4],
+    /// Before and after the copy in of each chunk.
+    h2d: Vec<[Event; 2]>,
+    /// Chunks the last batch was copied in.
+    chunks: usize,
+    /// After the kernel, after the copy out.
+    done: [Event; 2],
     out_len: usize,
 }
+
+/// Most chunks a batch is staged and copied in.
+const STAGE_CHUNKS: usize = 4;
+/// Fewest bytes worth a chunk of their own.
+const CHUNK_MIN_BYTES: usize = 8 << 20;
 
 /// Sizes of one pipeline slot.
 #[derive(Debug, Clone, Copy)]
@@ -67,7 +79,9 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
                     dev_in: DeviceBuf::new(ctx, size.dev_in_bytes.max(size.in_items * std::mem::size_of::<I>()))?,
                     dev_out: DeviceBuf::new(ctx, size.out_items * std::mem::size_of::<O>())?,
                     host_out: PinnedBuf::new(ctx, size.out_items, false)?,
-                    marks: [Event::new(ctx)?, Event::new(ctx)?, Event::new(ctx)?, Event::new(ctx)?],
+                    h2d: (0..STAGE_CHUNKS).map(|_| Ok([Event::new(ctx)?, Event::new(ctx)?])).collect::<anyhow::Result<_>>()?,
+                    chunks: 0,
+                    done: [Event::new(ctx)?, Event::new(ctx)?],
                     out_len: 0,
                 })
             })
@@ -85,12 +99,16 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
         self.in_flight
     }
 
-    /// Stage a batch with `fill` (which writes the slot's pinned input and returns
-    /// how many items it wrote), copy them in, run `launch(stream, slot index, input, output)`
-    /// and copy `out_len` items back, all asynchronously on the slot's stream.
+    /// Stage a batch of `parts` parts of `part_len` input items each with `fill`
+    /// (which writes the parts of the range it is given to the slot's pinned
+    /// input, a chunk at a time) and copy each chunk in as soon as it is staged;
+    /// then run `launch(stream, slot index, input, output)` and copy `out_len`
+    /// items back, all asynchronously on the slot's stream.
     pub(crate) fn submit(
         &mut self,
-        fill: impl FnOnce(&mut [I]) -> anyhow::Result<usize>,
+        parts: usize,
+        part_len: usize,
+        mut fill: impl FnMut(&mut [I], std::ops::Range<usize>) -> anyhow::Result<()>,
         out_len: usize,
         launch: impl FnOnce(sys::CUstream, usize, &DeviceBuf, &DeviceBuf) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
@@ -99,77 +117,100 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
         let poison = self.poison;
         let slot = &mut self.slots[self.head];
         anyhow::ensure!(out_len <= slot.host_out.as_slice().len(), "batch output larger than the slot");
-        let used = fill(slot.host_in.as_mut_slice())?;
-        anyhow::ensure!(used <= slot.host_in.as_slice().len(), "batch input larger than the slot");
+        anyhow::ensure!(parts * part_len <= slot.host_in.as_slice().len(), "batch input larger than the slot");
         let s = slot.stream.cu_stream();
-        slot.marks[0].record(s)?;
-        // SAFETY: pinned source and device destination are owned by the slot and
-        // sized above; neither is touched again until the slot's last event.
-        unsafe { result::memcpy_htod_async(slot.dev_in.ptr(), &slot.host_in.as_slice()[..used], s) }.map_err(cuda("host→device copy"))?;
-        slot.marks[1].record(s)?;
+        let bytes = parts * part_len * std::mem::size_of::<I>();
+        let chunks = (bytes / CHUNK_MIN_BYTES).clamp(1, STAGE_CHUNKS).min(parts.max(1));
+        let per = parts.div_ceil(chunks).max(1);
+        slot.chunks = 0;
+        for (c, lo) in (0..parts.max(1)).step_by(per).enumerate() {
+            let hi = (lo + per).min(parts);
+            let items = lo * part_len..hi * part_len;
+            if let Err(e) = fill(&mut slot.host_in.as_mut_slice()[items.clone()], lo..hi) {
+                // Chunks already queued still read the staging: let them finish.
+                let _ = slot.stream.synchronize();
+                return Err(e);
+            }
+            slot.h2d[c][0].record(s)?;
+            // SAFETY: pinned source and device destination are owned by the slot
+            // and sized above; neither is touched again until the slot's last event.
+            unsafe { result::memcpy_htod_async(slot.dev_in.ptr() + (items.start * std::mem::size_of::<I>()) as u64, &slot.host_in.as_slice()[items], s) }
+                .map_err(cuda("host→device copy"))?;
+            slot.h2d[c][1].record(s)?;
+            slot.chunks = c + 1;
+        }
         if let Some(b) = poison {
             // SAFETY: the slot's own device buffer, on its stream.
             unsafe { result::memset_d8_async(slot.dev_out.ptr(), b, slot.dev_out.bytes(), s) }.map_err(cuda("cuMemsetD8Async"))?;
         }
         launch(s, self.head, &slot.dev_in, &slot.dev_out)?;
-        slot.marks[2].record(s)?;
+        slot.done[0].record(s)?;
         // SAFETY: as for the copy in.
         unsafe { result::memcpy_dtoh_async(&mut slot.host_out.as_mut_slice()[..out_len], slot.dev_out.ptr(), s) }
             .map_err(cuda("device→host copy"))?;
-        slot.marks[3].record(s)?;
+        slot.done[1].record(s)?;
         slot.out_len = out_len;
         self.head = (self.head + 1) % self.slots.len();
         self.in_flight += 1;
         Ok(())
     }
 
-    /// Wait for the oldest batch and append its output to `out`; `false` when
+    /// Wait for the oldest batch and hand its output to `consume`; `false` when
     /// nothing is in flight. A failure of any CUDA work of the batch is reported
     /// here with CUDA's message.
-    pub(crate) fn collect(&mut self, out: &mut Vec<O>) -> anyhow::Result<bool> {
+    pub(crate) fn collect(&mut self, consume: impl FnOnce(&[O]) -> anyhow::Result<()>) -> anyhow::Result<bool> {
         if self.in_flight == 0 {
             return Ok(false);
         }
         let n = self.slots.len();
         let slot = &self.slots[(self.head + n - self.in_flight) % n];
-        slot.marks[3].wait()?;
+        slot.done[1].wait()?;
+        // The slot is free again whatever `consume` says.
+        self.in_flight -= 1;
         let t = std::time::Instant::now();
-        par_extend(out, &slot.host_out.as_slice()[..slot.out_len]);
-        let m = &slot.marks;
+        consume(&slot.host_out.as_slice()[..slot.out_len])?;
+        let mut h2d_ms = 0.0;
+        for [a, b] in &slot.h2d[..slot.chunks] {
+            h2d_ms += a.ms_to(b)? as f64;
+        }
+        let last_in = &slot.h2d[slot.chunks - 1][1];
         self.last = BatchSplit {
-            h2d_ms: m[0].ms_to(&m[1])? as f64,
-            kernel_ms: m[1].ms_to(&m[2])? as f64,
-            d2h_ms: m[2].ms_to(&m[3])? as f64,
+            h2d_ms,
+            kernel_ms: last_in.ms_to(&slot.done[0])? as f64,
+            d2h_ms: slot.done[0].ms_to(&slot.done[1])? as f64,
             host_out_ms: t.elapsed().as_secs_f64() * 1e3,
         };
-        self.in_flight -= 1;
         Ok(true)
     }
 
-    /// Run `launch` `reps` times on slot 0's data, already staged and copied in by
-    /// `fill`, and return the mean milliseconds per launch (kernel only, device
-    /// resident data). Needs an empty pipeline.
+    /// Run `launch` `reps` times on slot 0's data, `parts` parts staged (as in
+    /// [`Self::submit`]) and copied in first, and return the mean milliseconds
+    /// per launch (kernel only, device resident data). Needs an empty pipeline.
     pub(crate) fn time_launches(
         &mut self,
-        fill: impl FnOnce(&mut [I]) -> anyhow::Result<usize>,
+        parts: usize,
+        part_len: usize,
+        fill: impl FnOnce(&mut [I], std::ops::Range<usize>) -> anyhow::Result<()>,
         reps: usize,
         mut launch: impl FnMut(sys::CUstream, usize, &DeviceBuf, &DeviceBuf) -> anyhow::Result<()>,
     ) -> anyhow::Result<f64> {
         anyhow::ensure!(self.in_flight == 0, "kernel timing needs an idle pipeline");
         self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
         let slot = &mut self.slots[0];
-        let used = fill(slot.host_in.as_mut_slice())?;
+        let used = parts * part_len;
+        anyhow::ensure!(used <= slot.host_in.as_slice().len(), "batch input larger than the slot");
+        fill(&mut slot.host_in.as_mut_slice()[..used], 0..parts)?;
         let s = slot.stream.cu_stream();
         // SAFETY: as in submit; synchronised below before the buffers are reused.
         unsafe { result::memcpy_htod_async(slot.dev_in.ptr(), &slot.host_in.as_slice()[..used], s) }.map_err(cuda("host→device copy"))?;
         launch(s, 0, &slot.dev_in, &slot.dev_out)?; // warm-up
-        slot.marks[0].record(s)?;
+        slot.done[0].record(s)?;
         for _ in 0..reps.max(1) {
             launch(s, 0, &slot.dev_in, &slot.dev_out)?;
         }
-        slot.marks[1].record(s)?;
-        slot.marks[1].wait()?;
-        Ok(slot.marks[0].ms_to(&slot.marks[1])? as f64 / reps.max(1) as f64)
+        slot.done[1].record(s)?;
+        slot.done[1].wait()?;
+        Ok(slot.done[0].ms_to(&slot.done[1])? as f64 / reps.max(1) as f64)
     }
 
     /// Time split of the batch collected last.
@@ -182,24 +223,22 @@ impl<I: Copy, O: Copy> Drop for Pipeline<I, O> {
     fn drop(&mut self) {
         // Buffers may only go once no copy or kernel can touch them.
         for s in &self.slots {
-            let _ = s.marks[3].wait();
             let _ = s.stream.synchronize();
         }
     }
 }
 
-/// Copy `src` to the end of `out`, split over threads when it is large: one
-/// core copies pinned memory at about 10 GB/s, well below PCIe.
-pub(crate) fn par_extend<T: Copy + Send + Sync>(out: &mut Vec<T>, src: &[T]) {
-    out.reserve(src.len());
-    let spare = &mut out.spare_capacity_mut()[..src.len()];
-    par_chunks(spare, src, |d, c| {
-        for (d, &c) in d.iter_mut().zip(c) {
-            d.write(c);
-        }
-    });
-    // SAFETY: the first src.len() spare items were all written just above.
-    unsafe { out.set_len(out.len() + src.len()) };
+/// Append `units` units of `unit_bits` bits to `out`, one `u8` per bit, from
+/// `words` holding each unit packed in `unit_words` words (see
+/// [`unpack_units`]); split over threads when large: one core moves memory at
+/// about 10 GB/s, well below PCIe.
+pub(crate) fn par_unpack(out: &mut Vec<u8>, words: &[u32], unit_bits: usize, unit_words: usize) {
+    let units = words.len() / unit_words;
+    out.reserve(units * unit_bits);
+    let spare = &mut out.spare_capacity_mut()[..units * unit_bits];
+    par_units(spare, unit_bits, words, unit_words, |d, w| unpack_units(w, unit_words, d, unit_bits));
+    // SAFETY: unpack_units wrote every one of the first units · unit_bits spare items.
+    unsafe { out.set_len(out.len() + units * unit_bits) };
 }
 
 /// Run `copy` over matching chunks of `dst` and `src`, split over threads when
@@ -218,18 +257,16 @@ pub(crate) fn par_units<D: Send, T: Sync>(
     src_unit: usize,
     copy: impl Fn(&mut [D], &[T]) + Sync,
 ) {
+    // Below PAR_BYTES the hand-off costs more than it saves; above it, chunks
+    // of about CHUNK_BYTES keep every thread of rayon's pool busy to the end.
     const PAR_BYTES: usize = 4 << 20;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(16);
-    let units = src.len().div_ceil(src_unit);
-    if std::mem::size_of_val(src) < PAR_BYTES || threads < 2 || units < 2 {
+    const CHUNK_BYTES: usize = 1 << 20;
+    let total = std::mem::size_of_val(src) + std::mem::size_of_val(dst);
+    if total < PAR_BYTES {
         copy(dst, src);
         return;
     }
-    let per = units.div_ceil(threads);
-    std::thread::scope(|s| {
-        for (d, c) in dst.chunks_mut(per * dst_unit).zip(src.chunks(per * src_unit)) {
-            let copy = &copy;
-            s.spawn(move || copy(d, c));
-        }
-    });
+    let unit_bytes = src_unit * std::mem::size_of::<T>() + dst_unit * std::mem::size_of::<D>();
+    let per = (CHUNK_BYTES / unit_bytes.max(1)).max(1);
+    dst.par_chunks_mut(per * dst_unit).zip(src.par_chunks(per * src_unit)).for_each(|(d, c)| copy(d, c));
 }

@@ -5,10 +5,10 @@
 use super::compile::kernel;
 use super::device::{DeviceInfo, context, cuda, info_of};
 use super::memory::DeviceBuf;
-use super::pipeline::{BatchSplit, Pipeline, SlotSize, par_chunks, par_units};
+use super::pipeline::{BatchSplit, Pipeline, SlotSize, par_chunks, par_unpack, par_units};
 use crate::codes::conv::{TileConfig, Trellis, ViterbiMode};
 use crate::codes::llr::{Llr, all_finite, check_finite};
-use crate::codes::{BatchDecoder, UnitShape};
+use crate::codes::{BatchDecoder, CodeError, UnitShape};
 use cudarc::driver::{CudaFunction, result, sys};
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -158,7 +158,9 @@ pub struct GpuViterbi<T: GpuLlr> {
     registers: i32,
     /// Per slot: survivor rings in global memory (empty with shared rings).
     rings: Vec<Option<DeviceBuf>>,
-    pipe: Pipeline<T, u8>,
+    /// Output: each tile's bits packed in `out_words` words.
+    pipe: Pipeline<T, u32>,
+    out_words: usize,
     pitch: usize,
     batch_units: usize,
     device: DeviceInfo,
@@ -215,7 +217,7 @@ impl<T: GpuLlr> GpuViterbi<T> {
         let size = SlotSize {
             in_items: batch_units * pitch,
             dev_in_bytes: batch_units * pitch * llr_bytes + geometry.overread,
-            out_items: tiles * tile.f,
+            out_items: tiles * tile.f.div_ceil(32),
         };
         let pipe = Pipeline::new(&ctx, opts.slots, size, opts.poison)?;
         let rings = (0..opts.slots)
@@ -236,6 +238,7 @@ impl<T: GpuLlr> GpuViterbi<T> {
             registers,
             rings,
             pipe,
+            out_words: tile.f.div_ceil(32),
             pitch,
             batch_units,
             device,
@@ -264,7 +267,7 @@ impl<T: GpuLlr> GpuViterbi<T> {
         let units = self.check_batch(llrs)?;
         let (pitch, unit_len) = (self.pitch, self.shape.llrs_in);
         let launch = Launcher { f: &self.function, threads: self.threads, smem: self.smem, rings: &self.rings, tile: &self.tile };
-        self.pipe.time_launches(|host| stage_units(host, llrs, unit_len, pitch), reps, |s, slot, i, o| {
+        self.pipe.time_launches(units, pitch, |host, r| stage_units(host, llrs, unit_len, pitch, r), reps, |s, slot, i, o| {
             launch.run(s, slot, i, o, pitch * std::mem::size_of::<T>(), units)
         })
     }
@@ -315,7 +318,6 @@ fn defines(trellis: &Trellis, tile: &TileConfig, f32: bool, l: Launch, g: &Geome
         ("LLR_F32", usize::from(f32)),
         ("VEC_LOAD", usize::from(g.vec_load)),
         ("DEC_GLOBAL", usize::from(l.ring_global)),
-        ("VOUT_WORDS", usize::from(tile.f % 4 == 0 && f0 % 4 == 0)),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -336,11 +338,11 @@ pub fn compile_viterbi_kernel(trellis: &Trellis, tile: &TileConfig, f32: bool, r
     super::compile::compile_cubin("viterbi.cu", arch, &defines(trellis, tile, f32, Launch::new(ring_global, f32, 0), &g))
 }
 
-/// Copy whole units into pinned staging at `pitch` items each, checking that
-/// every LLR is finite on the way (one pass over memory, not two); returns the
-/// items used.
-fn stage_units<T: GpuLlr>(host: &mut [T], llrs: &[T], unit_len: usize, pitch: usize) -> anyhow::Result<usize> {
-    let units = llrs.len() / unit_len;
+/// Copy units `range` of `llrs` into `host` (their place in pinned staging) at
+/// `pitch` items each, checking that every LLR is finite on the way (one pass
+/// over memory, not two).
+fn stage_units<T: GpuLlr>(host: &mut [T], llrs: &[T], unit_len: usize, pitch: usize, range: std::ops::Range<usize>) -> anyhow::Result<()> {
+    let llrs = &llrs[range.start * unit_len..range.end * unit_len];
     let finite = std::sync::atomic::AtomicBool::new(true);
     let copy = |d: &mut [T], c: &[T]| {
         d.copy_from_slice(c);
@@ -349,18 +351,21 @@ fn stage_units<T: GpuLlr>(host: &mut [T], llrs: &[T], unit_len: usize, pitch: us
         }
     };
     if pitch == unit_len {
-        par_chunks(&mut host[..llrs.len()], llrs, copy);
+        par_chunks(host, llrs, copy);
     } else {
-        par_units(&mut host[..units * pitch], pitch, llrs, unit_len, |dst, src| {
+        par_units(host, pitch, llrs, unit_len, |dst, src| {
             for (d, c) in dst.chunks_mut(pitch).zip(src.chunks(unit_len)) {
                 copy(&mut d[..unit_len], c);
             }
         });
     }
     if !finite.into_inner() {
-        check_finite(llrs)?;
+        // Name the LLR by its place in the whole batch, not in this chunk.
+        if let Err(CodeError::NonFiniteLlr { index }) = check_finite(llrs) {
+            return Err(CodeError::NonFiniteLlr { index: index + range.start * unit_len }.into());
+        }
     }
-    Ok(units * pitch)
+    Ok(())
 }
 
 /// One kernel launch over the units of a slot.
@@ -397,8 +402,8 @@ impl Launcher<'_> {
             (&mut ring as *mut sys::CUdeviceptr).cast(),
         ];
         // SAFETY: the parameters match the kernel's signature; the buffers hold
-        // `units` units at `pitch` plus the kernel's over-read, `tiles · f` output
-        // bytes, and (global rings) a ring per thread of every block launched.
+        // `units` units at `pitch` plus the kernel's over-read, ⌈f/32⌉ output
+        // words per tile, and (global rings) a ring per thread of every block launched.
         unsafe { result::launch_kernel(self.f.cu_function(), (blocks.max(1), 1, 1), (self.threads, 1, 1), self.smem, stream, &mut params) }
             .map_err(cuda("Viterbi kernel launch"))
     }
@@ -422,14 +427,20 @@ impl<T: GpuLlr> BatchDecoder<T> for GpuViterbi<T> {
         let (pitch, unit_len) = (self.pitch, self.shape.llrs_in);
         let launch = Launcher { f: &self.function, threads: self.threads, smem: self.smem, rings: &self.rings, tile: &self.tile };
         self.pipe.submit(
-            |host| stage_units(host, llrs, unit_len, pitch),
-            units * self.shape.bits_out,
+            units,
+            pitch,
+            |host, r| stage_units(host, llrs, unit_len, pitch, r),
+            units * self.tile.group * self.out_words,
             |s, slot, i, o| launch.run(s, slot, i, o, pitch * std::mem::size_of::<T>(), units),
         )
     }
 
     fn collect(&mut self, out: &mut Vec<u8>) -> anyhow::Result<bool> {
-        self.pipe.collect(out)
+        let (f, words) = (self.tile.f, self.out_words);
+        self.pipe.collect(|packed| {
+            par_unpack(out, packed, f, words);
+            Ok(())
+        })
     }
 
     fn in_flight(&self) -> usize {

@@ -1,0 +1,205 @@
+//! Bits packed 32 to a `u32` word, least significant bit first: how GPU kernels
+//! hand decoded bits back, 8× fewer bytes over PCIe and through host memory
+//! than one `u8` per bit.
+
+use std::mem::MaybeUninit;
+
+/// Byte `i` of `SPREAD[b]` is bit `i` of `b`.
+const SPREAD: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut i = 0;
+        while i < 8 {
+            t[b] |= ((b as u64 >> i) & 1) << (8 * i);
+            i += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// Write the first `out.len()` bits of `words` to `out`, one `u8` (0 or 1) per
+/// bit, bit `i` of the stream being bit `i % 32` of word `i / 32`. `out` may be
+/// uninitialised (the spare capacity of a `Vec`): every item is written.
+///
+/// # Panics
+/// When `words` holds fewer than `out.len()` bits.
+///
+/// # Example
+/// ```
+/// use gpufec::codes::packed::unpack_bits;
+/// use std::mem::MaybeUninit;
+/// let mut out = [MaybeUninit::new(7u8); 35];
+/// unpack_bits(&[0x8000_0005, 0b110], &mut out);
+/// let bits: Vec<u8> = out.iter().map(|b| unsafe { b.assume_init() }).collect();
+/// assert_eq!(&bits[..4], &[1, 0, 1, 0]);
+/// assert_eq!(&bits[31..], &[1, 0, 1, 1]);
+/// ```
+pub fn unpack_bits(words: &[u32], out: &mut [MaybeUninit<u8>]) {
+    let bits = out.len();
+    unpack_units(words, words.len(), out, bits);
+}
+
+/// [`unpack_bits`] for a sequence of units: unit `u` holds `unit_bits` bits
+/// packed in `words[u · unit_words ..]` (spare bits of its last word ignored)
+/// and unpacks to `out[u · unit_bits ..]`; `out` holds whole units.
+///
+/// Large outputs are written with non-temporal stores: they go past the
+/// cache, so memory is not read before it is overwritten.
+///
+/// # Panics
+/// When `out` is not a whole number of units, or `words` holds fewer of them,
+/// or a unit's words hold fewer than `unit_bits` bits.
+pub fn unpack_units(words: &[u32], unit_words: usize, out: &mut [MaybeUninit<u8>], unit_bits: usize) {
+    assert!(unit_bits <= unit_words * 32, "{unit_bits} bits asked of {unit_words} words");
+    let units = out.len().checked_div(unit_bits).unwrap_or(0);
+    assert!(units * unit_bits == out.len(), "{} bits are not whole units of {unit_bits}", out.len());
+    assert!(units * unit_words <= words.len(), "{units} units asked of {} words", words.len());
+    if units == 0 {
+        return;
+    }
+    const STREAM_BYTES: usize = 256 << 10;
+    let stream = out.len() >= STREAM_BYTES;
+    if unit_bits == unit_words * 32 {
+        // No spare bits: the units form one continuous bit stream.
+        spread(as_bytes(&words[..units * unit_words]), out, stream);
+    } else {
+        for (o, w) in out.chunks_mut(unit_bits).zip(words.chunks(unit_words)) {
+            spread(as_bytes(w), o, stream);
+        }
+    }
+}
+
+/// The words' bytes in stream order (least significant first).
+fn as_bytes(words: &[u32]) -> &[u8] {
+    const { assert!(cfg!(target_endian = "little"), "packed bits are read as little-endian words") };
+    // SAFETY: any u32 is four valid bytes; u8 needs no alignment.
+    unsafe { std::slice::from_raw_parts(words.as_ptr().cast(), std::mem::size_of_val(words)) }
+}
+
+/// Unpack the first `out.len()` bits of `packed` to one byte each.
+fn spread(packed: &[u8], out: &mut [MaybeUninit<u8>], stream: bool) {
+    let full = out.len() / 8;
+    let mut i = 0;
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // Scalar up to the first 32-byte boundary, then 32 bytes a store.
+        while i < full && !(out.as_ptr() as usize + 8 * i).is_multiple_of(32) {
+            put8(out, i, packed[i]);
+            i += 1;
+        }
+        let n = (full - i) / 4 * 4;
+        // SAFETY: AVX2 is present; bytes i..i+n of `packed` and 8·i..8·(i+n)
+        // of `out` exist, and out + 8·i is 32-byte aligned.
+        unsafe { spread_avx2(&packed[i..i + n], out[8 * i..8 * (i + n)].as_mut_ptr().cast(), stream) };
+        i += n;
+    }
+    for (j, &b) in packed.iter().enumerate().take(full).skip(i) {
+        put8(out, j, b);
+    }
+    if let Some(&b) = packed.get(full) {
+        for (k, o) in out[8 * full..].iter_mut().enumerate() {
+            o.write((b >> k) & 1);
+        }
+    }
+}
+
+/// Bits of `b` to bytes 8·i .. 8·i + 8 of `out`.
+fn put8(out: &mut [MaybeUninit<u8>], i: usize, b: u8) {
+    for (o, v) in out[8 * i..8 * i + 8].iter_mut().zip(SPREAD[b as usize].to_le_bytes()) {
+        o.write(v);
+    }
+}
+
+/// Bits of `packed` to bytes at `out` (32-byte aligned, `packed.len()` a
+/// multiple of 4, 8 bytes per packed byte), non-temporal when `stream`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn spread_avx2(packed: &[u8], out: *mut std::arch::x86_64::__m256i, stream: bool) {
+    use std::arch::x86_64::*;
+    // Byte k of the word to bytes 8k .. 8k + 7, then one bit of it per byte.
+    let fan = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    let select = _mm256_set1_epi64x(0x8040_2010_0804_0201u64 as i64);
+    let one = _mm256_set1_epi8(1);
+    for (k, b) in packed.chunks_exact(4).enumerate() {
+        let w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        let v = _mm256_min_epu8(_mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32(w as i32), fan), select), one);
+        // SAFETY: the caller's bounds and alignment.
+        unsafe {
+            if stream {
+                _mm256_stream_si256(out.add(k), v);
+            } else {
+                _mm256_store_si256(out.add(k), v);
+            }
+        }
+    }
+    if stream {
+        _mm_sfence();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unpack(words: &[u32], n: usize) -> Vec<u8> {
+        let mut out = vec![MaybeUninit::new(9u8); n];
+        unpack_bits(words, &mut out);
+        out.into_iter().map(|b| unsafe { b.assume_init() }).collect()
+    }
+
+    #[test]
+    fn every_bit_lands_at_its_stream_position() {
+        // A single set bit walked over two words, and every length from 0 to 64.
+        for at in 0..64 {
+            let mut w = [0u32; 2];
+            w[at / 32] = 1 << (at % 32);
+            for n in 0..=64 {
+                let got = unpack(&w, n);
+                let want: Vec<u8> = (0..n).map(|i| u8::from(i == at)).collect();
+                assert_eq!(got, want, "bit {at}, length {n}");
+            }
+        }
+        assert_eq!(unpack(&[0xdead_beef], 32).iter().rev().fold(0u32, |a, &b| a << 1 | b as u32), 0xdead_beef);
+    }
+
+    #[test]
+    fn units_skip_the_spare_bits_of_their_last_word() {
+        // Units of 12 bits in 1 word and of 40 bits (streamed: 8 MiB) in 2 words.
+        for (unit_bits, unit_words, units) in [(12usize, 1usize, 5usize), (40, 2, 1 << 18)] {
+            let words: Vec<u32> = (0..units * unit_words).map(|i| (i as u32).wrapping_mul(0x9e37_79b9)).collect();
+            let mut out = vec![MaybeUninit::new(9u8); units * unit_bits];
+            unpack_units(&words, unit_words, &mut out, unit_bits);
+            for u in (0..units).step_by(units / 5) {
+                for j in 0..unit_bits {
+                    let want = (words[u * unit_words + j / 32] >> (j % 32)) as u8 & 1;
+                    assert_eq!(unsafe { out[u * unit_bits + j].assume_init() }, want, "unit {u} bit {j}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_alignment_and_path_gives_the_same_bits() {
+        // Streamed (≥ 256 KiB) and cached, starting at every output offset mod 32.
+        let words: Vec<u32> = (0..(1 << 16) + 3).map(|i| (i as u32).wrapping_mul(0x9e37_79b9) ^ 0x5a5a).collect();
+        for n in [1000usize, (1 << 21) + 56] {
+            for skew in 0..32 {
+                let mut out = vec![MaybeUninit::new(9u8); n + 32];
+                unpack_bits(&words, &mut out[skew..skew + n]);
+                for j in (0..n).step_by(7).chain(n - 70..n) {
+                    let want = (words[j / 32] >> (j % 32)) as u8 & 1;
+                    assert_eq!(unsafe { out[skew + j].assume_init() }, want, "n {n} skew {skew} bit {j}");
+                }
+                assert!(out[..skew].iter().chain(&out[skew + n..]).all(|b| unsafe { b.assume_init() } == 9));
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "33 bits asked of 1 words")]
+    fn too_few_words_panic() {
+        unpack(&[0], 33);
+    }
+}
