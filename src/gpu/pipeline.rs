@@ -44,6 +44,42 @@ const STAGE_CHUNKS: usize = 4;
 /// Fewest bytes worth a chunk of their own.
 const CHUNK_MIN_BYTES: usize = 8 << 20;
 
+impl<I: Copy, O: Copy> Slot<I, O> {
+    /// Stage `parts` parts of `part_len` items with `fill` in up to
+    /// [`STAGE_CHUNKS`] chunks, queueing each chunk's copy in on the slot's
+    /// stream as soon as it is staged.
+    fn copy_in(
+        &mut self,
+        parts: usize,
+        part_len: usize,
+        mut fill: impl FnMut(&mut [I], std::ops::Range<usize>) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        anyhow::ensure!(parts * part_len <= self.host_in.as_slice().len(), "batch input larger than the slot");
+        let s = self.stream.cu_stream();
+        let bytes = parts * part_len * std::mem::size_of::<I>();
+        let chunks = (bytes / CHUNK_MIN_BYTES).clamp(1, STAGE_CHUNKS).min(parts.max(1));
+        let per = parts.div_ceil(chunks).max(1);
+        self.chunks = 0;
+        for (c, lo) in (0..parts.max(1)).step_by(per).enumerate() {
+            let hi = (lo + per).min(parts);
+            let items = lo * part_len..hi * part_len;
+            if let Err(e) = fill(&mut self.host_in.as_mut_slice()[items.clone()], lo..hi) {
+                // Chunks already queued still read the staging: let them finish.
+                let _ = self.stream.synchronize();
+                return Err(e);
+            }
+            self.h2d[c][0].record(s)?;
+            // SAFETY: pinned source and device destination are owned by the slot
+            // and sized above; neither is touched again until the slot's last event.
+            unsafe { result::memcpy_htod_async(self.dev_in.ptr() + (items.start * std::mem::size_of::<I>()) as u64, &self.host_in.as_slice()[items], s) }
+                .map_err(cuda("host→device copy"))?;
+            self.h2d[c][1].record(s)?;
+            self.chunks = c + 1;
+        }
+        Ok(())
+    }
+}
+
 /// Sizes of one pipeline slot.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SlotSize {
@@ -108,7 +144,7 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
         &mut self,
         parts: usize,
         part_len: usize,
-        mut fill: impl FnMut(&mut [I], std::ops::Range<usize>) -> anyhow::Result<()>,
+        fill: impl FnMut(&mut [I], std::ops::Range<usize>) -> anyhow::Result<()>,
         out_len: usize,
         launch: impl FnOnce(sys::CUstream, usize, &DeviceBuf, &DeviceBuf) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
@@ -117,28 +153,8 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
         let poison = self.poison;
         let slot = &mut self.slots[self.head];
         anyhow::ensure!(out_len <= slot.host_out.as_slice().len(), "batch output larger than the slot");
-        anyhow::ensure!(parts * part_len <= slot.host_in.as_slice().len(), "batch input larger than the slot");
+        slot.copy_in(parts, part_len, fill)?;
         let s = slot.stream.cu_stream();
-        let bytes = parts * part_len * std::mem::size_of::<I>();
-        let chunks = (bytes / CHUNK_MIN_BYTES).clamp(1, STAGE_CHUNKS).min(parts.max(1));
-        let per = parts.div_ceil(chunks).max(1);
-        slot.chunks = 0;
-        for (c, lo) in (0..parts.max(1)).step_by(per).enumerate() {
-            let hi = (lo + per).min(parts);
-            let items = lo * part_len..hi * part_len;
-            if let Err(e) = fill(&mut slot.host_in.as_mut_slice()[items.clone()], lo..hi) {
-                // Chunks already queued still read the staging: let them finish.
-                let _ = slot.stream.synchronize();
-                return Err(e);
-            }
-            slot.h2d[c][0].record(s)?;
-            // SAFETY: pinned source and device destination are owned by the slot
-            // and sized above; neither is touched again until the slot's last event.
-            unsafe { result::memcpy_htod_async(slot.dev_in.ptr() + (items.start * std::mem::size_of::<I>()) as u64, &slot.host_in.as_slice()[items], s) }
-                .map_err(cuda("host→device copy"))?;
-            slot.h2d[c][1].record(s)?;
-            slot.chunks = c + 1;
-        }
         if let Some(b) = poison {
             // SAFETY: the slot's own device buffer, on its stream.
             unsafe { result::memset_d8_async(slot.dev_out.ptr(), b, slot.dev_out.bytes(), s) }.map_err(cuda("cuMemsetD8Async"))?;
@@ -190,19 +206,15 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
         &mut self,
         parts: usize,
         part_len: usize,
-        fill: impl FnOnce(&mut [I], std::ops::Range<usize>) -> anyhow::Result<()>,
+        fill: impl FnMut(&mut [I], std::ops::Range<usize>) -> anyhow::Result<()>,
         reps: usize,
         mut launch: impl FnMut(sys::CUstream, usize, &DeviceBuf, &DeviceBuf) -> anyhow::Result<()>,
     ) -> anyhow::Result<f64> {
         anyhow::ensure!(self.in_flight == 0, "kernel timing needs an idle pipeline");
         self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
         let slot = &mut self.slots[0];
-        let used = parts * part_len;
-        anyhow::ensure!(used <= slot.host_in.as_slice().len(), "batch input larger than the slot");
-        fill(&mut slot.host_in.as_mut_slice()[..used], 0..parts)?;
+        slot.copy_in(parts, part_len, fill)?;
         let s = slot.stream.cu_stream();
-        // SAFETY: as in submit; synchronised below before the buffers are reused.
-        unsafe { result::memcpy_htod_async(slot.dev_in.ptr(), &slot.host_in.as_slice()[..used], s) }.map_err(cuda("host→device copy"))?;
         launch(s, 0, &slot.dev_in, &slot.dev_out)?; // warm-up
         slot.done[0].record(s)?;
         for _ in 0..reps.max(1) {
