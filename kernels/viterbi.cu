@@ -34,6 +34,8 @@
 //
 // Parameters (-D, set by the launcher): VK, VN, VG0..VG3 (generators, bit K−1
 // taps the current input), VF, VV1, VV2, VF0, VGROUP, VNT (threads per block),
+// VP, VPMASK, VPH0 (puncturing period, sent positions, period stage of a tile's
+// first stage),
 // VMINB (blocks per SM the register allocation must allow; 0: the compiler's
 // choice), LLR_F32 (0: i8 LLRs, 1: f32 LLRs), VEC_LOAD (1: tiles start on 16-byte
 // boundaries), DEC_GLOBAL (1: survivor ring in global instead of shared memory).
@@ -58,18 +60,40 @@ typedef float llr_t;
 #else
 typedef i8 llr_t;
 #endif
-constexpr int SB = N * (int)sizeof(llr_t);  // bytes per stage
+
+// Puncturing. The LLRs arrive as the puncturer left them: output j of stage t
+// is present only when the pattern sends it, and an absent one is an erasure
+// (LLR 0), put back here as the stage loads. Unpunctured streams are the
+// period-1 pattern that sends everything. Every tile starts at period stage
+// PH0, so where each LLR lies in a block of loads is a compile-time constant.
+constexpr int P = VP;
+constexpr unsigned long long PMASK = VPMASK;  // bit c·N + j: output j of period stage c is sent
+constexpr int PH0 = VPH0;
+__host__ __device__ constexpr bool sent(int t, int j) { return (PMASK >> (((PH0 + t) % P) * N + j)) & 1; }
+// LLRs present in tile stages [0, t) and in outputs [0, j) of stage t.
+__host__ __device__ constexpr int llr_index(int t, int j) {
+    int c = 0;
+    for (int s = 0; s < t; s++)
+        for (int k = 0; k < N; k++) c += sent(s, k);
+    for (int k = 0; k < j; k++) c += sent(t, k);
+    return c;
+}
+constexpr int KEPT = llr_index(P, 0);             // LLRs per period
+constexpr int PB = KEPT * (int)sizeof(llr_t);     // bytes per period
+constexpr int TILE_BYTES = F / P * PB;            // from one tile's start to the next
 
 constexpr int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
 constexpr int lcm(int a, int b) { return a / gcd(a, b) * b; }
-// Loads: 16-byte vectors where a whole number of stages fills one in at most 8
-// stages, else 4-byte words (odd stage sizes), so that the unrolled block stays
-// short. The launcher computes the same LOAD_BYTES to decide VEC_LOAD.
-constexpr int LOAD_BYTES = lcm(SB, 16) / SB <= 8 ? 16 : 4;
-constexpr int CHUNK = VEC_LOAD ? lcm(SB, LOAD_BYTES) / SB : 1;
+// Loads: 16-byte vectors where a whole number of periods fills one in at most 8
+// periods, else 4-byte words, so that the unrolled block stays short. A block
+// of UNROLL stages is a whole number of periods and of loads. The launcher
+// computes the same LOAD_BYTES to decide VEC_LOAD.
+constexpr int LOAD_BYTES = lcm(PB, 16) / PB <= 8 ? 16 : 4;
+constexpr int CHUNK = VEC_LOAD ? P * (lcm(PB, LOAD_BYTES) / PB) : P;
 constexpr int UNROLL = lcm(B, CHUNK);
 constexpr int BLOCKS = (STAGES + UNROLL - 1) / UNROLL;
-[[maybe_unused]] constexpr int LOAD_WORDS = VEC_LOAD ? UNROLL * SB / 4 : 1;
+constexpr int BLOCK_LLRS = UNROLL / P * KEPT;
+[[maybe_unused]] constexpr int LOAD_WORDS = VEC_LOAD ? BLOCK_LLRS * (int)sizeof(llr_t) / 4 : 1;
 // Survivor ring: stage t lives in slot t mod WIN. A traceback spans at most
 // F0 + V2 stages; rounding up to UNROLL makes every slot offset static.
 constexpr int WIN = (F0 + V2 + UNROLL - 1) / UNROLL * UNROLL;
@@ -177,6 +201,8 @@ __host__ __device__ constexpr bool layout_ok() {
 }
 
 static_assert(K >= 3 && K <= 9, "K out of range");
+static_assert(F % P == 0, "tiles must start on a puncturing period boundary");
+static_assert(P * N <= 64 && KEPT > 0, "puncturing pattern out of range");
 static_assert(N >= 2 && N <= 4, "n out of range");
 static_assert(WIN >= F0 + V2, "survivor ring too short");
 static_assert(UNROLL <= 64, "unrolled block too long for the traceback mask");
@@ -389,9 +415,10 @@ using namespace vit;
 extern __shared__ u32 smem_ring[];
 #endif
 
-// One thread per tile. llr: work units at `unit_pitch` bytes, each GROUP·F + V1 +
-// V2 stages of N LLRs; out: OUT_WORDS words per tile (F bits, least significant
-// first, the last word's spare bits zero), tiles in order; dec_global: survivor rings when DEC_GLOBAL (WIN·WORDS words a tile).
+// One thread per tile. llr: work units at `unit_pitch` bytes, each the sent LLRs
+// of GROUP·F + V1 + V2 stages; out: OUT_WORDS words per tile (F bits, least
+// significant first, the last word's spare bits zero), tiles in order;
+// dec_global: survivor rings when DEC_GLOBAL (WIN·WORDS words a tile).
 #if VMINB > 0
 #define VBOUNDS __launch_bounds__(VNT, VMINB)
 #else
@@ -402,7 +429,7 @@ extern "C" __global__ void VBOUNDS viterbi_tiles(const u8* __restrict__ llr, uns
     const u32 tile = blockIdx.x * NT + threadIdx.x;
     if (tile >= tiles) return;
     const u32 unit = tile / GROUP, k = tile % GROUP;
-    const u8* src = llr + unit * unit_pitch + (unsigned long long)k * F * SB;
+    const u8* src = llr + unit * unit_pitch + (unsigned long long)k * TILE_BYTES;
     u32* dst = out + (unsigned long long)tile * OUT_WORDS;
 #if DEC_GLOBAL
     Ring ring{dec_global + (unsigned long long)blockIdx.x * NT * WIN * WORDS + threadIdx.x};
@@ -420,7 +447,7 @@ extern "C" __global__ void VBOUNDS viterbi_tiles(const u8* __restrict__ llr, uns
 #if VEC_LOAD
     u32 cur[LOAD_WORDS], nxt[LOAD_WORDS];
     auto load = [&](u32 (&w)[LOAD_WORDS], int blk) {
-        const u8* at = src + (unsigned long long)blk * UNROLL * SB;
+        const u8* at = src + (unsigned long long)blk * BLOCK_LLRS * sizeof(llr_t);
         if constexpr (LOAD_BYTES == 16) {
 #pragma unroll
             for (int j = 0; j < LOAD_WORDS / 4; j++) {
@@ -445,20 +472,24 @@ extern "C" __global__ void VBOUNDS viterbi_tiles(const u8* __restrict__ llr, uns
             constexpr int i = decltype(ic)::value;
             if (done) return;
             llr_t l[N];
+            static_for<0, N>([&](auto jc) {
+                constexpr int j = decltype(jc)::value;
+                if constexpr (!sent(i, j)) {
+                    l[j] = 0;
+                } else {
+                    constexpr int at = llr_index(i, j);
 #if VEC_LOAD
-#pragma unroll
-            for (int j = 0; j < N; j++) {
-                const int byte = (i * N + j) * (int)sizeof(llr_t);
+                    constexpr int byte = at * (int)sizeof(llr_t);
 #if LLR_F32
-                l[j] = __uint_as_float(cur[byte >> 2]);
+                    l[j] = __uint_as_float(cur[byte >> 2]);
 #else
-                l[j] = (i8)(cur[byte >> 2] >> (8 * (byte & 3)));
+                    l[j] = (i8)(cur[byte >> 2] >> (8 * (byte & 3)));
 #endif
-            }
 #else
-#pragma unroll
-            for (int j = 0; j < N; j++) l[j] = reinterpret_cast<const llr_t*>(src)[(blk * UNROLL + i) * N + j];
+                    l[j] = reinterpret_cast<const llr_t*>(src)[blk * BLOCK_LLRS + at];
 #endif
+                }
+            });
             const Bm bm = branch_metrics(l);
             u32 dec[WORDS];
             // Stage blk·UNROLL + i has the phase of stage i (UNROLL is a multiple of B).

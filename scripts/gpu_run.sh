@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Copied to bundle/run by scripts/gpu_bundle.sh; runs on the GPU machine, from
 # the repository root (tests read flowgraphs/). `gpufec info`, every GPU test,
-# the prebuilt flowgraph on the GPU, then the GPU benchmark (extra arguments go
+# the prebuilt flowgraph on the GPU (rate 1/2, and rate 3/4 depunctured by the
+# block and by the decoder), then the GPU benchmark (extra arguments go
 # to `gpufec bench viterbi --backend gpu`); logs under $OUT; summary table last.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,6 +25,11 @@ for t in "$here"/tests/*; do
     step "$(basename "$t")" "$t" --test-threads=1
 done
 step flowgraph "$here/bin/gpufec" run flowgraphs/viterbi_awgn.toml --backend gpu --set source.total=1e9
+# Rate 3/4 both ways of depuncturing (f = 252 starts every tile on the period).
+r34=(--set vars.rate=3/4 --set vars.ebn0_db=4.5 --set vars.tile=252,20,20 --set source.total=1e9)
+for at in block decoder; do
+    step "flowgraph-r34-$at" "$here/bin/gpufec" run flowgraphs/viterbi_awgn.toml --backend gpu "${r34[@]}" --set vars.depuncture=$at
+done
 step bench "$here/bin/gpufec" bench viterbi --backend gpu "$@"
 cp "$out/bench.log" "$out/bench.md" 2>/dev/null
 echo

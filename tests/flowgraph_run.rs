@@ -1,7 +1,9 @@
 //! The prebuilt viterbi_awgn flowgraph, run end to end on the CPU, counts
 //! exactly what the direct link simulation counts for the same seed; with no
-//! noise it is error-free; a BER sink target stops it. On a machine with a GPU
-//! the GPU flowgraph must count what the CPU flowgraph counts.
+//! noise it is error-free; a BER sink target stops it; depuncturing in the
+//! decoder counts what the Depuncture block counts. On a machine with a GPU the
+//! GPU flowgraph must count what the CPU flowgraph counts, both ways of
+//! depuncturing.
 
 use gpufec::blocks::BerCounts;
 use gpufec::codes::conv::{ConvCode, CpuViterbi, PuncturePattern, TileConfig, Traceback, Trellis, ViterbiMode};
@@ -83,6 +85,36 @@ fn counts_what_the_direct_simulation_counts() {
 }
 
 #[test]
+fn depuncturing_in_the_decoder_counts_what_the_block_counts() {
+    for (rate, ebn0, seed) in [("3/4", 4.5, 11u64), ("2/3", 3.5, 3)] {
+        let sets = |at: &str| {
+            [
+                "source.total=300001".to_string(),
+                format!("vars.rate={rate}"),
+                format!("vars.ebn0_db={ebn0}"),
+                format!("vars.seed={seed}"),
+                "vars.tile=252,20,20".to_string(),
+                format!("vars.depuncture={at}"),
+            ]
+        };
+        let block = counts(&run_file("i8", &sets("block"), Backend::Cpu).unwrap());
+        let decoder = run_file("i8", &sets("decoder"), Backend::Cpu).unwrap();
+        assert!(decoder.decoders[0].describe.contains("depuncturing"), "{}", decoder.decoders[0].describe);
+        let decoder = counts(&decoder);
+        eprintln!("rate {rate} at {ebn0} dB: block {block:?}, decoder {decoder:?}");
+        assert_eq!(decoder.bits, block.bits, "rate {rate}");
+        assert!(block.bit_errors >= 10, "too few errors at rate {rate} to mean anything: {block:?}");
+        // Only the first tile's 252 bits may decode differently (its stages
+        // before the stream start differ; DepuncturedUnits' tests).
+        assert!(decoder.bit_errors.abs_diff(block.bit_errors) <= 252, "rate {rate}: {block:?} vs {decoder:?}");
+    }
+    // The tile must start on the period.
+    let sets = ["vars.rate=3/4".to_string(), "vars.depuncture=decoder".to_string()];
+    let e = run_file("i8", &sets, Backend::Cpu).err().unwrap();
+    assert!(format!("{e:#}").contains("make f a multiple of 3"), "{e:#}");
+}
+
+#[test]
 fn noiseless_flowgraph_is_error_free_and_loses_no_bit() {
     let s = run_file("i8", &["source.total=100000".into(), "vars.ebn0_db=60".into()], Backend::Cpu).unwrap();
     let c = counts(&s);
@@ -111,11 +143,14 @@ fn gpu_flowgraph_counts_what_the_cpu_flowgraph_counts() {
         let _ = writeln!(std::io::stderr(), "SKIPPED gpu_flowgraph_counts_what_the_cpu_flowgraph_counts: no GPU ({why:#})");
         return;
     }
-    for llr in ["i8", "f32"] {
-        let sets = ["source.total=3e6".to_string(), "vars.ebn0_db=3".to_string()];
+    let on_load = ["vars.rate=3/4", "vars.ebn0_db=4.5", "vars.tile=252,20,20", "vars.depuncture=decoder"];
+    for (llr, extra) in [("i8", &[][..]), ("f32", &[]), ("i8", &on_load), ("f32", &on_load)] {
+        let mut sets = vec!["source.total=3e6".to_string(), "vars.ebn0_db=3".to_string()];
+        sets.extend(extra.iter().map(|s| s.to_string()));
         let cpu = run_file(llr, &sets, Backend::Cpu).unwrap();
         let gpu = run_file(llr, &sets, Backend::Gpu).unwrap();
         assert_eq!(gpu.decoders[0].backend, "gpu");
-        assert_eq!(counts(&gpu), counts(&cpu), "{llr}");
+        assert_eq!(counts(&gpu), counts(&cpu), "{llr} {extra:?}");
+        assert!(counts(&cpu).bit_errors >= 10, "{llr} {extra:?}: too few errors to mean anything");
     }
 }

@@ -3,6 +3,10 @@
 //! 45}, serial and parallel traceback (f0 ∈ {8, 16, 32}), i8 and f32 LLRs,
 //! survivors in shared and in global memory, partial batches and streams whose
 //! length is no multiple of f; output buffers are poisoned before every kernel.
+//! Punctured streams are decoded both ways: depunctured before the decoder, and
+//! depunctured by the kernel as it loads (rates 2/3 … 7/8 and a rate-1/3
+//! pattern, every tile starting at each stage of the period), the latter
+//! against the CPU model behind [`DepuncturedUnits`].
 //!
 //! These tests need a GPU. Without one they say `SKIPPED <name>` and pass,
 //! unless `GPUFEC_REQUIRE_GPU=1`, which makes a missing GPU a failure. The
@@ -40,6 +44,8 @@ struct Case {
     k: u32,
     polys: Vec<u32>,
     rate: &'static str,
+    /// The kernel depunctures (else the units arrive depunctured).
+    on_load: bool,
     tile: TileConfig,
     ring: RingPlace,
     batch_units: usize,
@@ -66,49 +72,83 @@ fn cases() -> Vec<Case> {
             // 2.4 batches of 3 units, cut mid-tile: a partial last batch and a
             // stream that is no multiple of f.
             let bits = (7 * group * f + f / 3 + 1).min(200_000);
-            Case { k, polys: polys.to_vec(), rate: rates[(i / 3) % 3], tile, ring: rings[(i / 9) % 4], batch_units: 3, bits }
+            Case { k, polys: polys.to_vec(), rate: rates[(i / 3) % 3], on_load: false, tile, ring: rings[(i / 9) % 4], batch_units: 3, bits }
         })
         .collect();
+    // Depunctured on load: every standard rate, tiles whose f is the period's
+    // multiple nearest below the matrix's f, v1 putting the tile start at each
+    // stage of the period.
+    let punctured = ["2/3", "3/4", "5/6", "7/8"];
+    let v1s_on_load = [20, 0, 7, 13, 1];
+    out.extend((0..16).map(|i| {
+        let (k, polys) = codes[i % 3];
+        let rate = punctured[i % 4];
+        let period = PuncturePattern::standard(rate).unwrap().period();
+        let f = fs[(i / 2) % 5] / period * period;
+        let group = groups[(i / 3) % 3];
+        let tb = match tbs[(i / 5) % 4] {
+            Traceback::Parallel { f0 } => Traceback::Parallel { f0: f0.min(f) },
+            s => s,
+        };
+        let tile = TileConfig::new(f, v1s_on_load[i % 5], v2s[(i / 4) % 4], tb).unwrap().with_group(group).unwrap();
+        let bits = (5 * group * f + f / 3 + 1).min(200_000);
+        Case { k, polys: polys.to_vec(), rate, on_load: true, tile, ring: rings[(i / 4) % 4], batch_units: 3, bits }
+    }));
     // Geometry corner cases: f and f0 not multiples of 4 (byte-wise output and
     // loads), n = 3 (odd stage size), a unit pitch that needs padding, the
     // default batch size.
     let t = |f, v1, v2, tb, g| TileConfig::new(f, v1, v2, tb).unwrap().with_group(g).unwrap();
-    let mut extra = |k, polys: &[u32], rate, tile: TileConfig, ring, batch_units, bits| {
-        out.push(Case { k, polys: polys.to_vec(), rate, tile, ring, batch_units, bits })
+    let mut extra = |k, polys: &[u32], rate, on_load, tile: TileConfig, ring, batch_units, bits| {
+        out.push(Case { k, polys: polys.to_vec(), rate, on_load, tile, ring, batch_units, bits })
     };
-    extra(7, &[0o171, 0o133], "1/2", t(30, 5, 13, Traceback::Parallel { f0: 7 }, 3), RingPlace::Auto, 2, 2000);
-    extra(7, &[0o133, 0o171, 0o165], "1/3", t(64, 20, 32, Traceback::Serial, 5), RingPlace::Auto, 2, 3000);
-    extra(5, &[0o25, 0o33, 0o37, 0o27], "1/4", t(33, 3, 10, Traceback::Parallel { f0: 11 }, 1), RingPlace::Global, 4, 1500);
-    extra(7, &[0o171, 0o133], "1/2", t(256, 20, 32, Traceback::Serial, 64), RingPlace::Auto, 0, 300_001);
+    extra(7, &[0o171, 0o133], "1/2", false, t(30, 5, 13, Traceback::Parallel { f0: 7 }, 3), RingPlace::Auto, 2, 2000);
+    extra(7, &[0o133, 0o171, 0o165], "1/3", false, t(64, 20, 32, Traceback::Serial, 5), RingPlace::Auto, 2, 3000);
+    extra(5, &[0o25, 0o33, 0o37, 0o27], "1/4", false, t(33, 3, 10, Traceback::Parallel { f0: 11 }, 1), RingPlace::Global, 4, 1500);
+    extra(7, &[0o171, 0o133], "1/2", false, t(256, 20, 32, Traceback::Serial, 64), RingPlace::Auto, 0, 300_001);
+    // n = 3 punctured to rate 1/2 (odd period size), and the headline tile at 3/4.
+    extra(7, &[0o133, 0o171, 0o165], "110,011,101", true, t(63, 8, 20, Traceback::Parallel { f0: 16 }, 5), RingPlace::Auto, 2, 3000);
+    extra(7, &[0o171, 0o133], "3/4", true, t(255, 20, 20, Traceback::Serial, 64), RingPlace::Auto, 0, 300_001);
     out
 }
 
+/// The pattern `case.rate` names: a standard rate, rows of its own, or none.
+fn pattern(case: &Case, n: usize) -> PuncturePattern {
+    match case.rate {
+        "1/2" | "1/3" | "1/4" => PuncturePattern::none(n),
+        r if r.contains(',') => PuncturePattern::parse(r).unwrap(),
+        r => PuncturePattern::standard(r).unwrap(),
+    }
+}
+
 /// Noisy LLRs of a random stream for `case`: encoded, punctured, AWGN at 2 dB,
-/// depunctured (erasures are LLR 0), as f32 and quantized to i8.
+/// depunctured (erasures are LLR 0) unless the kernel does it, as f32 and
+/// quantized to i8.
 fn channel(case: &Case, trellis: &Arc<Trellis>, seed: u64) -> (Vec<u8>, Vec<f32>, Vec<i8>) {
     let mut r = SmallRng::seed_from_u64(seed);
     let info: Vec<u8> = (0..case.bits).map(|_| r.random_range(0..2u8)).collect();
     let mut coded = Vec::new();
     ConvEncoder::new(trellis.clone(), EncoderMode::Streaming).unwrap().encode(&info, &mut coded).unwrap();
-    let pattern = match case.rate {
-        "2/3" | "3/4" => PuncturePattern::standard(case.rate).unwrap(),
-        _ => PuncturePattern::none(trellis.n()),
-    };
+    let pattern = pattern(case, trellis.n());
     let mut sent = Vec::new();
     Puncturer::new(pattern.clone()).puncture(&coded, &mut sent);
     let mut ch = Awgn::new(2.0, pattern.rate(), r.random()).unwrap();
     let mut y = Vec::new();
     bpsk_map(&sent, &mut y);
     ch.add_noise(&mut y);
-    let mut f = Vec::new();
-    Depuncturer::new(pattern).depuncture(&ch.llrs(&y), &mut f);
+    let mut f = ch.llrs(&y);
+    if !case.on_load {
+        let mut d = Vec::new();
+        Depuncturer::new(pattern).depuncture(&f, &mut d);
+        f = d;
+    }
     let mut q = Vec::new();
     Quantizer::new(16.0 * ch.sigma() * ch.sigma()).unwrap().quantize(&f, &mut q).unwrap();
     (info, f, q)
 }
 
-fn units<T: GpuLlr>(tile: TileConfig, n: usize, llrs: &[T]) -> Vec<T> {
-    let mut tiler = Tiler::new(tile, n);
+/// The work units of `llrs` for `case`, punctured when the kernel depunctures.
+fn units<T: GpuLlr>(case: &Case, n: usize, llrs: &[T]) -> Vec<T> {
+    let mut tiler = if case.on_load { Tiler::punctured(case.tile, pattern(case, n)).unwrap() } else { Tiler::new(case.tile, n) };
     let mut out = Vec::new();
     tiler.push(llrs, &mut out);
     tiler.finish(&mut out).unwrap();
@@ -117,13 +157,23 @@ fn units<T: GpuLlr>(tile: TileConfig, n: usize, llrs: &[T]) -> Vec<T> {
 
 fn gpu_decoder<T: GpuLlr>(trellis: &Arc<Trellis>, case: &Case) -> anyhow::Result<GpuViterbi<T>> {
     let opts = GpuOptions { batch_units: case.batch_units, ring: case.ring, poison: Some(0xa5), ..Default::default() };
-    GpuViterbi::<T>::new(trellis.clone(), ViterbiMode::Tiled(case.tile), opts)
+    if case.on_load {
+        GpuViterbi::<T>::punctured(trellis.clone(), case.tile, &pattern(case, trellis.n()), opts)
+    } else {
+        GpuViterbi::<T>::new(trellis.clone(), ViterbiMode::Tiled(case.tile), opts)
+    }
 }
 
-/// Decode `units` on the CPU (scalar model) and the GPU and compare bit by bit.
+/// Decode `units` on the CPU (scalar model, behind [`DepuncturedUnits`] when
+/// the kernel depunctures) and the GPU and compare bit by bit.
 fn compare<T: GpuLlr>(trellis: &Arc<Trellis>, case: &Case, gpu: &mut GpuViterbi<T>, units: &[T]) -> Result<(), String> {
     let mode = ViterbiMode::Tiled(case.tile);
-    let mut cpu = CpuViterbi::<T>::new(trellis.clone(), mode, 0).unwrap().with_simd(SimdLevel::Scalar).unwrap();
+    let plain = Box::new(CpuViterbi::<T>::new(trellis.clone(), mode, 0).unwrap().with_simd(SimdLevel::Scalar).unwrap());
+    let mut cpu: Box<dyn BatchDecoder<T>> = if case.on_load {
+        Box::new(DepuncturedUnits::new(plain, case.tile, pattern(case, trellis.n())).unwrap())
+    } else {
+        plain
+    };
     let (mut want, mut got) = (Vec::new(), Vec::new());
     cpu.decode_all(units, &mut want).unwrap();
     gpu.decode_all(units, &mut got).map_err(|e| format!("{case:?} {}: {e:#}", T::NAME))?;
@@ -162,11 +212,11 @@ fn gpu_decodes_the_cpu_tiled_models_bits() {
                     let n = trellis.n();
                     let mut errs = Vec::new();
                     match gpu_decoder::<f32>(&trellis, case) {
-                        Ok(mut d) => errs.extend(compare(&trellis, case, &mut d, &units(case.tile, n, &f)).err()),
+                        Ok(mut d) => errs.extend(compare(&trellis, case, &mut d, &units(case, n, &f)).err()),
                         Err(e) => errs.push(format!("{case:?} f32: {e:#}")),
                     }
                     match gpu_decoder::<i8>(&trellis, case) {
-                        Ok(mut d) => errs.extend(compare(&trellis, case, &mut d, &units(case.tile, n, &q)).err()),
+                        Ok(mut d) => errs.extend(compare(&trellis, case, &mut d, &units(case, n, &q)).err()),
                         Err(e) => errs.push(format!("{case:?} i8: {e:#}")),
                     }
                     errs
@@ -189,6 +239,7 @@ fn gpu_matches_on_adversarial_inputs() {
         k: 7,
         polys: vec![0o171, 0o133],
         rate: "1/2",
+        on_load: false,
         tile: TileConfig::new(64, 20, 45, Traceback::Parallel { f0: 16 }).unwrap().with_group(4).unwrap(),
         ring: RingPlace::Auto,
         batch_units: 2,
@@ -203,10 +254,10 @@ fn gpu_matches_on_adversarial_inputs() {
     let mut d8 = gpu_decoder::<i8>(&trellis, &case).unwrap();
     let mut d32 = gpu_decoder::<f32>(&trellis, &case).unwrap();
     for (name, q) in [("equal", vec![3i8; len]), ("erased", vec![0; len]), ("saturated", sat)] {
-        errs.extend(compare(&trellis, &case, &mut d8, &units(case.tile, 2, &q)).err().map(|e| format!("{name}: {e}")));
+        errs.extend(compare(&trellis, &case, &mut d8, &units(&case, 2, &q)).err().map(|e| format!("{name}: {e}")));
     }
     for (name, f) in [("equal", vec![2.5f32; len]), ("erased", vec![0.0; len]), ("huge", huge)] {
-        errs.extend(compare(&trellis, &case, &mut d32, &units(case.tile, 2, &f)).err().map(|e| format!("{name}: {e}")));
+        errs.extend(compare(&trellis, &case, &mut d32, &units(&case, 2, &f)).err().map(|e| format!("{name}: {e}")));
     }
     assert!(errs.is_empty(), "{}", errs.join("\n"));
 }
@@ -261,7 +312,8 @@ fn every_kernel_configuration_compiles_for_sm_90() {
             .map(|(case, f32, global)| {
                 s.spawn(move || {
                     let trellis = Trellis::new(&ConvCode::new(case.k, &case.polys).unwrap());
-                    compile_viterbi_kernel(&trellis, &case.tile, f32, global, "sm_90").err().map(|e| format!("{case:?}: {e:#}"))
+                    let p = pattern(case, trellis.n());
+                    compile_viterbi_kernel(&trellis, &case.tile, case.on_load.then_some(&p), f32, global, "sm_90").err().map(|e| format!("{case:?}: {e:#}"))
                 })
             })
             .collect();

@@ -1,6 +1,7 @@
 //! Framer and Viterbi decoder blocks lose and invent no bit at the end of a
 //! stream, whatever its length: tiled streams of awkward lengths (shorter than
-//! a tile, one off a unit, ...), punctured or not, and terminated frames. A
+//! a tile, one off a unit, ...), punctured or not, depunctured by the block or
+//! by the decoder, and terminated frames. A
 //! stream that ends inside a frame, and a framer and decoder that disagree on
 //! the unit, fail with one clear message.
 
@@ -8,7 +9,7 @@ use futuresdr::runtime::Flowgraph;
 use gpufec::blocks::*;
 use gpufec::codes::BatchDecoder;
 use gpufec::codes::conv::{
-    ConvCode, CpuViterbi, EncoderMode, FrameConfig, PuncturePattern, TileConfig, Traceback, Trellis, ViterbiMode,
+    ConvCode, CpuViterbi, DepuncturedUnits, EncoderMode, FrameConfig, PuncturePattern, TileConfig, Traceback, Trellis, ViterbiMode,
 };
 use std::sync::Arc;
 
@@ -17,11 +18,19 @@ fn k7() -> Arc<Trellis> {
 }
 
 /// Send `bits` random bits through encoder, puncturer, a noiseless channel,
-/// depuncturer, framer and decoder, and count them against the source.
+/// depuncturer, framer and decoder, and count them against the source. With
+/// [`Framing::PuncturedTiles`] the depuncturer passes the stream on and the
+/// decoder depunctures each unit.
 fn run(bits: u64, rate: &str, encoder: EncoderMode, framing: Framing, mode: ViterbiMode) -> Result<BerCounts, String> {
     let pattern = PuncturePattern::standard(rate).unwrap();
     let errors = FirstError::default();
-    let decoder: Box<dyn BatchDecoder<f32>> = Box::new(CpuViterbi::<f32>::new(k7(), mode, 2).unwrap().with_batch_units(2));
+    let plain = Box::new(CpuViterbi::<f32>::new(k7(), mode, 2).unwrap().with_batch_units(2));
+    let (decoder, depuncture): (Box<dyn BatchDecoder<f32>>, _) = match (&framing, mode) {
+        (Framing::PuncturedTiles { pattern, .. }, ViterbiMode::Tiled(tile)) => {
+            (Box::new(DepuncturedUnits::new(plain, tile, pattern.clone()).unwrap()), PuncturePattern::none(1))
+        }
+        _ => (plain, pattern.clone()),
+    };
     let sink = BerSink::new(100, BerStop::default()).report_to(&errors);
     let counters = sink.counters();
     // Readers before writers (see `gpufec::blocks`).
@@ -29,7 +38,7 @@ fn run(bits: u64, rate: &str, encoder: EncoderMode, framing: Framing, mode: Vite
     let ber = fg.add(sink);
     let dec = fg.add(ViterbiDecoder::new(decoder).report_to(&errors));
     let fra = fg.add(Framer::<f32>::new(framing).unwrap().report_to(&errors));
-    let dep = fg.add(Depuncture::<f32>::new(pattern.clone()).report_to(&errors));
+    let dep = fg.add(Depuncture::<f32>::new(depuncture).report_to(&errors));
     let llr = fg.add(LlrDemapper::new(60.0, pattern.rate()).unwrap().report_to(&errors));
     let map = fg.add(BpskMapper::new());
     let pun = fg.add(Puncture::new(pattern));
@@ -49,18 +58,25 @@ fn run(bits: u64, rate: &str, encoder: EncoderMode, framing: Framing, mode: Vite
 
 #[test]
 fn tiled_streams_of_any_length() {
-    let tile = TileConfig::new(32, 8, 12, Traceback::Parallel { f0: 8 }).unwrap().with_group(3).unwrap();
-    let framing = Framing::Tiles { tile, n: 2 };
-    // Unit = 96 bits, batch = 2 units.
-    for bits in [1u64, 7, 31, 32, 33, 95, 96, 97, 191, 192, 193, 1000, 4097] {
-        for rate in ["1/2", "3/4", "7/8"] {
-            let c = run(bits, rate, EncoderMode::Streaming, framing, ViterbiMode::Tiled(tile)).unwrap();
-            assert_eq!(c.bits, bits, "{bits} bits at rate {rate}");
-            assert_eq!(c.frames, bits.div_ceil(100), "{bits} bits at rate {rate}");
-            // Without a tail, the last bits of a heavily punctured stream are
-            // ambiguous even without noise; at rate 1/2 every bit is decided.
-            if rate == "1/2" {
-                assert_eq!(c.bit_errors, 0, "{bits} bits at rate {rate}");
+    // f = 42 starts every tile on a period boundary of rates 2/3, 3/4 and 7/8.
+    let tile = TileConfig::new(42, 8, 12, Traceback::Parallel { f0: 8 }).unwrap().with_group(3).unwrap();
+    // Unit = 126 bits, batch = 2 units.
+    for bits in [1u64, 7, 41, 42, 43, 125, 126, 127, 251, 252, 253, 1000, 4097] {
+        for rate in ["1/2", "2/3", "3/4", "7/8"] {
+            let mut framings = vec![("block", Framing::Tiles { tile, n: 2 })];
+            if rate != "1/2" {
+                framings.push(("decoder", Framing::PuncturedTiles { tile, pattern: PuncturePattern::standard(rate).unwrap() }));
+            }
+            for (at, framing) in framings {
+                let c = run(bits, rate, EncoderMode::Streaming, framing, ViterbiMode::Tiled(tile)).unwrap();
+                let what = format!("{bits} bits at rate {rate}, depunctured by the {at}");
+                assert_eq!(c.bits, bits, "{what}");
+                assert_eq!(c.frames, bits.div_ceil(100), "{what}");
+                // Without a tail, the last bits of a heavily punctured stream are
+                // ambiguous even without noise; at rate 1/2 every bit is decided.
+                if rate == "1/2" {
+                    assert_eq!(c.bit_errors, 0, "{what}");
+                }
             }
         }
     }
@@ -70,7 +86,7 @@ fn tiled_streams_of_any_length() {
 fn terminated_frames_and_a_frame_cut_short() {
     let frame = FrameConfig::new(50, true).unwrap();
     let framing = Framing::Blocks { llrs: frame.stages(7) * 2 };
-    let c = run(250, "1/2", EncoderMode::Terminated { frame: 50 }, framing, ViterbiMode::Frame(frame)).unwrap();
+    let c = run(250, "1/2", EncoderMode::Terminated { frame: 50 }, framing.clone(), ViterbiMode::Frame(frame)).unwrap();
     assert_eq!((c.bits, c.bit_errors), (250, 0));
     let e = run(275, "1/2", EncoderMode::Terminated { frame: 50 }, framing, ViterbiMode::Frame(frame)).unwrap_err();
     assert!(e.contains("block 'ConvEncoder-7'") && e.contains("ended inside a terminated frame"), "{e}");

@@ -79,12 +79,12 @@ impl ConvSimulator {
         let ((decoder, not_gpu), llr) = match o.llr {
             LlrChoice::I8 => {
                 let (d, why) =
-                    viterbi_decoder::<i8>(trellis.clone(), mode, o.backend, 0, &gpu).with_context(on_backend)?;
+                    viterbi_decoder::<i8>(trellis.clone(), mode, None, o.backend, 0, &gpu).with_context(on_backend)?;
                 ((LinkDecoder::I8(d), why), LlrKind::I8 { scale: None })
             }
             LlrChoice::F32 => {
                 let (d, why) =
-                    viterbi_decoder::<f32>(trellis.clone(), mode, o.backend, 0, &gpu).with_context(on_backend)?;
+                    viterbi_decoder::<f32>(trellis.clone(), mode, None, o.backend, 0, &gpu).with_context(on_backend)?;
                 ((LinkDecoder::F32(d), why), LlrKind::F32)
             }
         };

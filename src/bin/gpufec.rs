@@ -424,7 +424,7 @@ impl BenchRun {
     fn rows<T: GpuLlr>(&self, setup: &Setup, units: &[T], info: u64) -> anyhow::Result<()> {
         for &t in &self.threads {
             let gpu = GpuOptions::default();
-            let (mut decoder, _) = viterbi_decoder::<T>(self.trellis.clone(), setup.mode, self.backend, t, &gpu)
+            let (mut decoder, _) = viterbi_decoder::<T>(self.trellis.clone(), setup.mode, None, self.backend, t, &gpu)
                 .map_err(|e| anyhow::anyhow!("--backend {}: {e:#}", self.backend))?;
             let timing = time_decoder(decoder.as_mut(), units, info, self.budget)?;
             let (threads, per_core) = match t {

@@ -3,7 +3,7 @@
 use super::stream::{self, Backlog, Relay, Transform};
 use super::{FirstError, Reporting};
 use crate::codes::Llr;
-use crate::codes::conv::{TileConfig, Tiler};
+use crate::codes::conv::{PuncturePattern, TileConfig, Tiler};
 use futuresdr::runtime::dev::prelude::*;
 
 /// Name of the `NamedUsize` tag on the first item of the framed stream: LLRs
@@ -16,7 +16,7 @@ pub const UNIT_LLRS_TAG: &str = "gpufec.unit_llrs";
 pub const VALID_BITS_TAG: &str = "gpufec.valid_bits";
 
 /// How a [`Framer`] cuts its stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Framing {
     /// Overlapping Viterbi work units (v1 / group·f / v2 stages) of a
     /// continuous stream with `n` LLRs per trellis stage ([`Tiler`]).
@@ -26,22 +26,21 @@ pub enum Framing {
         /// LLRs per trellis stage (the n of rate 1/n).
         n: usize,
     },
+    /// Overlapping Viterbi work units of a stream as the puncturer left it:
+    /// each unit holds only the sent LLRs of its stages, for a decoder that
+    /// depunctures as it loads ([`Tiler::punctured`]).
+    PuncturedTiles {
+        /// Tile geometry and tiles per unit; f a multiple of the period.
+        tile: TileConfig,
+        /// The pattern the stream was punctured with, from its first stage.
+        pattern: PuncturePattern,
+    },
     /// Consecutive code blocks of a fixed number of LLRs (terminated
     /// convolutional frames, and the block codes).
     Blocks {
         /// LLRs per block.
         llrs: usize,
     },
-}
-
-impl Framing {
-    /// LLRs per work unit.
-    pub fn unit_llrs(&self) -> usize {
-        match *self {
-            Framing::Tiles { tile, n } => tile.unit_stages() * n,
-            Framing::Blocks { llrs } => llrs,
-        }
-    }
 }
 
 /// Cuts a continuous LLR stream into the work units a decoder takes.
@@ -54,7 +53,8 @@ impl Framing {
 ///
 /// # Stream Inputs
 ///
-/// `input`: LLRs (`f32` or `i8`), n per trellis stage, depunctured.
+/// `input`: LLRs (`f32` or `i8`), n per trellis stage, depunctured; or, with
+/// [`Framing::PuncturedTiles`], as the puncturer left them.
 ///
 /// # Stream Outputs
 ///
@@ -143,18 +143,20 @@ impl<T: Llr> Transform<T, T> for Cutter<T> {
 impl<T: Llr> Framer<T> {
     /// Framer cutting units as `framing` says.
     pub fn new(framing: Framing) -> anyhow::Result<Self> {
-        let kind = match framing {
+        let tiles = |tiler: Tiler<T>| (tiler.unit_len(), Cut::Tiles(tiler));
+        let (unit_llrs, kind) = match framing {
             Framing::Tiles { tile, n } => {
                 anyhow::ensure!(n >= 1, "a trellis stage of 0 LLRs; n must be at least 1");
-                Cut::Tiles(Tiler::new(tile, n))
+                tiles(Tiler::new(tile, n))
             }
+            Framing::PuncturedTiles { tile, pattern } => tiles(Tiler::punctured(tile, pattern)?),
             Framing::Blocks { llrs } => {
                 anyhow::ensure!(llrs >= 1, "a code block of 0 LLRs; the block length must be at least 1");
-                Cut::Blocks { received: 0 }
+                (llrs, Cut::Blocks { received: 0 })
             }
         };
         Ok(Self {
-            cutter: Cutter { kind, unit_llrs: framing.unit_llrs(), announced: false },
+            cutter: Cutter { kind, unit_llrs, announced: false },
             relay: Relay::default(),
             errors: FirstError::default(),
             input: DefaultCpuReader::default(),
@@ -203,7 +205,7 @@ mod tests {
         let errors = FirstError::default();
         let framing = Framing::Blocks { llrs: 100 };
         let got: Vec<i8> =
-            run_through(vec![1i8; 500], &errors, |fg| fg.add(Framer::<i8>::new(framing).unwrap()).into()).unwrap();
+            run_through(vec![1i8; 500], &errors, |fg| fg.add(Framer::<i8>::new(framing.clone()).unwrap()).into()).unwrap();
         assert_eq!(got.len(), 500);
         let err = run_through::<i8, i8>(vec![1i8; 550], &errors, |fg| {
             fg.add(Framer::<i8>::new(framing).unwrap().report_to(&errors)).into()

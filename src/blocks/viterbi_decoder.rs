@@ -38,7 +38,7 @@ use futuresdr::runtime::dev::prelude::*;
 /// let trellis = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
 /// let tile = TileConfig::new(256, 20, 20, Traceback::Serial)?.with_group(64)?;
 /// let (decoder, _why_not_gpu) =
-///     viterbi_decoder::<i8>(trellis, ViterbiMode::Tiled(tile), Backend::Cpu, 0, &GpuOptions::default())?;
+///     viterbi_decoder::<i8>(trellis, ViterbiMode::Tiled(tile), None, Backend::Cpu, 0, &GpuOptions::default())?;
 /// let block = ViterbiDecoder::new(decoder);
 /// assert!(block.describe().starts_with("cpu"));
 /// # Ok::<(), anyhow::Error>(())

@@ -140,11 +140,13 @@ pub const KINDS: &[Kind] = &[
     Kind {
         name: "Depuncture",
         summary: "puts erasures (LLR 0) back where the puncturer deleted bits",
-        params: &[LLR, RATE_NAME, PATTERN],
+        params: &[LLR, RATE_NAME, PATTERN, DEPUNCTURE],
         ports: |a| same_llr_in_out(a),
         add: |a, asm| {
             fn add<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockId> {
-                asm.add(Depuncture::<T>::new(pattern(a)?).report_to(&asm.errors))
+                // With depuncture = "decoder" the stream passes unchanged.
+                let p = punctured(a, "block")?.unwrap_or_else(|| PuncturePattern::none(1));
+                asm.add(Depuncture::<T>::new(p).report_to(&asm.errors))
             }
             by_llr(a, asm, add::<i8>, add::<f32>)
         },
@@ -163,6 +165,9 @@ pub const KINDS: &[Kind] = &[
             Param::with_default("n", ParamType::Count, Literal::Count(2), "LLRs per trellis stage (tiles)"),
             TILE,
             GROUP,
+            RATE_NAME,
+            PATTERN,
+            DEPUNCTURE,
             Param::optional(
                 "block_llrs",
                 ParamType::Count,
@@ -172,7 +177,14 @@ pub const KINDS: &[Kind] = &[
         ports: |a| same_llr_in_out(a),
         add: |a, asm| {
             let framing = if a.text("units")? == "tiles" {
-                Framing::Tiles { tile: tile(a, Traceback::Serial)?, n: a.size("n")? }
+                let (tile, n) = (tile(a, Traceback::Serial)?, a.size("n")?);
+                match punctured(a, "decoder")? {
+                    Some(pattern) => {
+                        a.about("rate", pattern.check_fits(n))?;
+                        Framing::PuncturedTiles { tile, pattern }
+                    }
+                    None => Framing::Tiles { tile, n },
+                }
             } else {
                 let llrs = a.size("block_llrs").map_err(|_| a.invalid("block_llrs", "is required when units = \"blocks\""))?;
                 Framing::Blocks { llrs }
@@ -181,7 +193,8 @@ pub const KINDS: &[Kind] = &[
                 let block = a.about("units", Framer::<T>::new(framing))?;
                 asm.add(block.report_to(&asm.errors))
             }
-            by_llr(a, asm, |a, asm| add::<i8>(framing, a, asm), |a, asm| add::<f32>(framing, a, asm))
+            let f = framing.clone();
+            by_llr(a, asm, |a, asm| add::<i8>(framing, a, asm), |a, asm| add::<f32>(f, a, asm))
         },
     },
     Kind {
@@ -195,6 +208,9 @@ pub const KINDS: &[Kind] = &[
             FRAME,
             TILE,
             GROUP,
+            RATE_NAME,
+            PATTERN,
+            DEPUNCTURE,
             Param::with_default(
                 "traceback",
                 ParamType::Text,
@@ -301,6 +317,14 @@ const EFFECTIVE_RATE: Param = Param::required(
     ParamType::Rate,
     "information bits over channel bits sent (puncturing and tails counted)",
 );
+const DEPUNCTURE: Param = Param::with_default(
+    "depuncture",
+    ParamType::Choice(&["block", "decoder"]),
+    Literal::Text("block"),
+    "where erasures go back: in the Depuncture block, or in the decoder as it loads each unit \
+     (the Depuncture block then passes the stream on, and the framer cuts it punctured); \
+     give all three blocks the same value and rate",
+);
 const TILE: Param =
     Param::with_default("tile", ParamType::Text, Literal::Text("256,20,20"), "Viterbi tile f,v1,v2 in stages");
 const GROUP: Param = Param::with_default("group", ParamType::Count, Literal::Count(64), "tiles per work unit");
@@ -348,6 +372,15 @@ fn pattern(a: &Args) -> anyhow::Result<PuncturePattern> {
     }
 }
 
+/// The puncture pattern a block must handle: `Some` when the `depuncture`
+/// field names `role` ("block" for the Depuncture block, "decoder" for the
+/// framer and the decoder) and the stream is punctured; `None` when the stream
+/// passes on (Depuncture) or arrives depunctured (framer, decoder).
+fn punctured(a: &Args, role: &str) -> anyhow::Result<Option<PuncturePattern>> {
+    let p = pattern(a)?;
+    Ok((a.text("depuncture")? == role && !p.is_identity()).then_some(p))
+}
+
 fn tile(a: &Args, traceback: Traceback) -> anyhow::Result<TileConfig> {
     let t = a.about("tile", TileConfig::parse(a.text("tile")?, Traceback::Serial))?;
     let t = a.about("traceback", TileConfig::new(t.f, t.v1, t.v2, traceback))?;
@@ -373,6 +406,11 @@ fn add_viterbi<T: GpuLlr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockI
             ViterbiMode::Tiled(tile(a, tb)?)
         }
     };
+    let punctured = if frame(a)?.is_some() && a.text("depuncture")? == "decoder" {
+        return Err(a.invalid("depuncture", "terminated frames take depunctured LLRs; use depuncture = \"block\""));
+    } else {
+        punctured(a, "decoder")?
+    };
     let gpu = GpuOptions {
         device: a.size("gpu_device")?,
         slots: a.size("gpu_slots")?,
@@ -382,10 +420,10 @@ fn add_viterbi<T: GpuLlr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockI
     let threads = a.size("threads")?;
     // A backend forced from the command line is blamed on the command line.
     let (backend, decoder) = match asm.backend {
-        Some(b) => (b, viterbi_decoder::<T>(trellis, mode, b, threads, &gpu).map_err(|e| anyhow::anyhow!("--backend {b}: {e:#}"))),
+        Some(b) => (b, viterbi_decoder::<T>(trellis, mode, punctured.as_ref(), b, threads, &gpu).map_err(|e| anyhow::anyhow!("--backend {b}: {e:#}"))),
         None => {
             let b = a.about("backend", a.text("backend")?.parse::<Backend>())?;
-            (b, a.about("backend", viterbi_decoder::<T>(trellis, mode, b, threads, &gpu)))
+            (b, a.about("backend", viterbi_decoder::<T>(trellis, mode, punctured.as_ref(), b, threads, &gpu)))
         }
     };
     let (decoder, not_gpu) = decoder?;

@@ -1,12 +1,13 @@
 //! `gpufec bench viterbi --backend gpu`: kernel-only and end-to-end throughput
-//! of the GPU Viterbi decoder, the paper's Table IV and V layouts, and the time
-//! split of one batch. Prints markdown, ready for BENCHMARKS.md.
+//! of the GPU Viterbi decoder, the paper's Table IV and V layouts, the time
+//! split of one batch, and punctured rates depunctured on the host or in the
+//! kernel. Prints markdown, ready for BENCHMARKS.md.
 
 use super::memory::PinnedBuf;
 use super::pipeline::{par_chunks, par_unpack};
 use super::viterbi::{GpuLlr, GpuOptions, GpuViterbi, RingPlace};
 use crate::codes::BatchDecoder;
-use crate::codes::conv::{ConvCode, TileConfig, Traceback, Trellis, ViterbiMode};
+use crate::codes::conv::{ConvCode, Depuncturer, PuncturePattern, TileConfig, Traceback, Trellis, ViterbiMode};
 use rand::{RngCore, SeedableRng, rngs::SmallRng};
 use std::sync::Arc;
 use std::time::Instant;
@@ -188,6 +189,7 @@ pub fn bench_viterbi(o: &GpuBenchOptions) -> anyhow::Result<()> {
         headline::<f32>(tile(256, v2, tb)?, RingPlace::Auto, o)?;
     }
     host_floor(o.device, 337_920 * 256)?;
+    punctured(o)?;
     if o.tables {
         table(o, "Table IV layout: serial traceback, f × v2, i8, kernel-only Gb/s", "v2 \\ f", &[10, 20, 30, 40], &[32, 64, 128, 256, 512], |v2, f| {
             tile(f, v2, Traceback::Serial)
@@ -195,6 +197,44 @@ pub fn bench_viterbi(o: &GpuBenchOptions) -> anyhow::Result<()> {
         table(o, "Table V layout: parallel traceback, f=256, f0 × v2, i8, kernel-only Gb/s", "v2 \\ f0", &[25, 30, 35, 40, 45], &[8, 16, 24, 32, 40, 48, 56], |v2, f0| {
             tile(256, v2, Traceback::Parallel { f0 })
         })?;
+    }
+    Ok(())
+}
+
+/// Punctured rates both ways: depunctured on the host (the Depuncture block,
+/// one thread, then the decoder takes n LLRs per stage) and by the kernel as it
+/// loads (only the sent LLRs cross PCIe). i8 LLRs, serial traceback v2=20,
+/// f a multiple of the period near 256.
+fn punctured(o: &GpuBenchOptions) -> anyhow::Result<()> {
+    println!("\n## Punctured K=7, i8, serial v2=20: depunctured on the host or by the kernel ({} slots)\n", o.slots);
+    println!("| rate | f | depunctured by | LLR bytes/bit | kernel-only Gb/s | end-to-end Gb/s | H2D ms | kernel ms | stage ms | host depuncture Gb/s (1 thread) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for rate in ["2/3", "3/4", "7/8"] {
+        let pattern = PuncturePattern::standard(rate)?;
+        let f = 256 / pattern.period() * pattern.period();
+        let tile = TileConfig::new(f, 20, 20, Traceback::Serial)?.with_group(o.group)?;
+        let opts = GpuOptions { device: o.device, slots: o.slots, ..Default::default() };
+        // What the Depuncture block costs per information bit, on one thread.
+        let bits = 64 << 20;
+        let sent: Vec<i8> = random(bits * pattern.kept_per_period() / pattern.period(), 5);
+        let mut full = Vec::with_capacity(2 * bits);
+        let t = Instant::now();
+        Depuncturer::new(pattern.clone()).depuncture(&sent, &mut full);
+        let host = bits as f64 / t.elapsed().as_secs_f64() / 1e9;
+        let decoders = [
+            ("host", GpuViterbi::<i8>::new(k7(), ViterbiMode::Tiled(tile), opts.clone())?),
+            ("kernel", GpuViterbi::<i8>::punctured(k7(), tile, &pattern, opts)?),
+        ];
+        for (by, mut dec) in decoders {
+            let k = kernel_gbps(&mut dec, o.reps)?;
+            let e = end_to_end(&mut dec, o.batches)?;
+            let bytes = dec.unit().llrs_in as f64 / dec.unit().bits_out as f64;
+            let host_col = if by == "host" { format!("{host:.2}") } else { "—".to_string() };
+            println!(
+                "| {rate} | {f} | {by} | {bytes:.2} | {k:.1} | {:.1} | {:.2} | {:.2} | {:.2} | {host_col} |",
+                e.gbps, e.h2d_ms, e.kernel_ms, e.stage_ms
+            );
+        }
     }
     Ok(())
 }

@@ -6,7 +6,7 @@ use super::compile::kernel;
 use super::device::{DeviceInfo, context, cuda, info_of};
 use super::memory::DeviceBuf;
 use super::pipeline::{BatchSplit, Pipeline, SlotSize, par_chunks, par_unpack, par_units};
-use crate::codes::conv::{TileConfig, Trellis, ViterbiMode};
+use crate::codes::conv::{PuncturePattern, TileConfig, Tiler, Trellis, ViterbiMode};
 use crate::codes::llr::{Llr, all_finite, check_finite};
 use crate::codes::{BatchDecoder, CodeError, UnitShape};
 use cudarc::driver::{CudaFunction, result, sys};
@@ -100,7 +100,7 @@ struct Geometry {
 }
 
 impl Geometry {
-    fn new(trellis: &Trellis, tile: &TileConfig, llr_bytes: usize) -> Self {
+    fn new(trellis: &Trellis, tile: &TileConfig, llr_bytes: usize, input: &Input) -> Self {
         let gcd = |mut a: usize, mut b: usize| {
             while b != 0 {
                 (a, b) = (b, a % b);
@@ -108,15 +108,47 @@ impl Geometry {
             a
         };
         let lcm = |a: usize, b: usize| a / gcd(a, b) * b;
-        let stage_bytes = trellis.n() * llr_bytes;
+        let period = input.pattern.period();
+        let period_bytes = input.pattern.kept_per_period() * llr_bytes;
         let b = trellis.k() as usize - 1;
-        let load_bytes = if lcm(stage_bytes, 16) / stage_bytes <= 8 { 16 } else { 4 };
-        let vec_load = (tile.f * stage_bytes) % load_bytes == 0;
-        let chunk = if vec_load { lcm(stage_bytes, load_bytes) / stage_bytes } else { 1 };
+        let load_bytes = if lcm(period_bytes, 16) / period_bytes <= 8 { 16 } else { 4 };
+        let vec_load = (tile.f / period * period_bytes) % load_bytes == 0;
+        let chunk = period * if vec_load { lcm(period_bytes, load_bytes) / period_bytes } else { 1 };
         let unroll = lcm(b, chunk);
         let win = (tile.subframe() + tile.v2).div_ceil(unroll) * unroll;
         let words = (trellis.states() / 32).max(1);
-        Self { ring_bytes: win * words * 4, vec_load, overread: 2 * unroll * stage_bytes + 64 }
+        Self { ring_bytes: win * words * 4, vec_load, overread: 2 * unroll / period * period_bytes + 64 }
+    }
+}
+
+/// What a work unit's LLRs are: every LLR of its stages, or those a puncturing
+/// pattern sent, which the kernel depunctures as it loads them.
+#[derive(Debug, Clone)]
+struct Input {
+    pattern: PuncturePattern,
+    /// Period stage of every tile's first stage.
+    phase: usize,
+    /// LLRs per work unit.
+    unit_llrs: usize,
+}
+
+impl Input {
+    fn new(trellis: &Trellis, tile: &TileConfig, punctured: Option<&PuncturePattern>) -> anyhow::Result<Self> {
+        let pattern = punctured.cloned().unwrap_or_else(|| PuncturePattern::none(trellis.n()));
+        pattern.check_fits(trellis.n())?;
+        anyhow::ensure!(
+            pattern.period() * pattern.n() <= 64,
+            "puncture pattern '{pattern}' spans {} positions; the GPU kernel takes at most 64",
+            pattern.period() * pattern.n()
+        );
+        let tiler = Tiler::<i8>::punctured(*tile, pattern.clone())?;
+        Ok(Self { phase: tiler.first_phase(), unit_llrs: tiler.unit_len(), pattern })
+    }
+
+    /// Bit c·n + j set: the pattern sends output j at period stage c.
+    fn mask(&self) -> u64 {
+        let (n, period) = (self.pattern.n(), self.pattern.period());
+        (0..period).flat_map(|c| (0..n).map(move |j| (c, j))).filter(|&(c, j)| self.pattern.keeps(j, c)).fold(0, |m, (c, j)| m | 1 << (c * n + j))
     }
 }
 
@@ -164,20 +196,34 @@ pub struct GpuViterbi<T: GpuLlr> {
     pitch: usize,
     batch_units: usize,
     device: DeviceInfo,
+    input: Input,
 }
 
 impl<T: GpuLlr> GpuViterbi<T> {
     /// Build the decoder on the device named in `opts`: compile the kernel for it
     /// and allocate the pipeline.
     pub fn new(trellis: Arc<Trellis>, mode: ViterbiMode, opts: GpuOptions) -> anyhow::Result<Self> {
+        Self::with_input(trellis, mode, None, opts)
+    }
+
+    /// A decoder of units as a punctured [`Tiler`] cuts them (the LLRs that
+    /// `pattern` sent); the kernel puts the erasures back as it loads, so that
+    /// only the sent LLRs cross PCIe. Its bits are those of
+    /// [`crate::codes::conv::DepuncturedUnits`] around the CPU tiled model.
+    pub fn punctured(trellis: Arc<Trellis>, tile: TileConfig, pattern: &PuncturePattern, opts: GpuOptions) -> anyhow::Result<Self> {
+        Self::with_input(trellis, ViterbiMode::Tiled(tile), Some(pattern), opts)
+    }
+
+    pub(crate) fn with_input(trellis: Arc<Trellis>, mode: ViterbiMode, punctured: Option<&PuncturePattern>, opts: GpuOptions) -> anyhow::Result<Self> {
         let ViterbiMode::Tiled(tile) = mode else {
             anyhow::bail!("the GPU Viterbi decoder decodes tiles of a stream; terminated frames are decoded on the CPU");
         };
+        let input = Input::new(&trellis, &tile, punctured)?;
         let ctx = context(opts.device)?;
         ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
         let device = info_of(&ctx)?;
         let llr_bytes = std::mem::size_of::<T>();
-        let geometry = Geometry::new(&trellis, &tile, llr_bytes);
+        let geometry = Geometry::new(&trellis, &tile, llr_bytes, &input);
         let ring_global = match opts.ring {
             RingPlace::Global => true,
             RingPlace::Shared => {
@@ -193,7 +239,7 @@ impl<T: GpuLlr> GpuViterbi<T> {
         let launch = Launch::new(ring_global, T::F32, opts.min_blocks_per_sm);
         let threads = launch.threads;
         let smem = if ring_global { 0 } else { threads as usize * geometry.ring_bytes } as u32;
-        let defines = defines(&trellis, &tile, T::F32, launch, &geometry);
+        let defines = defines(&trellis, &tile, T::F32, launch, &geometry, &input);
         let function = kernel(&ctx, "viterbi.cu", "viterbi_tiles", &defines)?;
         if smem > 48 * 1024 {
             function
@@ -206,7 +252,7 @@ impl<T: GpuLlr> GpuViterbi<T> {
         let resident_tiles = blocks_per_sm as usize * threads as usize * device.sms as usize;
         let registers = function.num_regs().map_err(cuda("cuFuncGetAttribute"))?;
 
-        let shape = UnitShape { llrs_in: tile.unit_stages() * trellis.n(), bits_out: tile.unit_bits() };
+        let shape = UnitShape { llrs_in: input.unit_llrs, bits_out: tile.unit_bits() };
         // Units start on 16-byte boundaries so that the kernel's vector loads line up.
         let pitch = (shape.llrs_in * llr_bytes).div_ceil(16) * 16 / llr_bytes;
         let batch_units = match opts.batch_units {
@@ -242,6 +288,7 @@ impl<T: GpuLlr> GpuViterbi<T> {
             pitch,
             batch_units,
             device,
+            input,
         })
     }
 
@@ -303,7 +350,7 @@ impl Launch {
     }
 }
 
-fn defines(trellis: &Trellis, tile: &TileConfig, f32: bool, l: Launch, g: &Geometry) -> Vec<(String, String)> {
+fn defines(trellis: &Trellis, tile: &TileConfig, f32: bool, l: Launch, g: &Geometry, input: &Input) -> Vec<(String, String)> {
     let f0 = tile.subframe();
     let mut d: Vec<(String, String)> = [
         ("VK", trellis.k() as usize),
@@ -318,10 +365,13 @@ fn defines(trellis: &Trellis, tile: &TileConfig, f32: bool, l: Launch, g: &Geome
         ("LLR_F32", usize::from(f32)),
         ("VEC_LOAD", usize::from(g.vec_load)),
         ("DEC_GLOBAL", usize::from(l.ring_global)),
+        ("VP", input.pattern.period()),
+        ("VPH0", input.phase),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
+    d.push(("VPMASK".to_string(), format!("{}ull", input.mask())));
     let polys = trellis.code().polys();
     for i in 0..4 {
         d.push((format!("VG{i}"), polys.get(i).copied().unwrap_or(0).to_string()));
@@ -330,12 +380,21 @@ fn defines(trellis: &Trellis, tile: &TileConfig, f32: bool, l: Launch, g: &Geome
 }
 
 /// Compile the Viterbi kernel for `tile` of `trellis` (`f32` or `i8` LLRs,
-/// survivors in shared or global memory) for architecture `arch` (e.g. `sm_90`)
-/// with NVRTC alone, no GPU needed, and return the CUBIN image: lets a machine
-/// without a GPU check that every configuration compiles.
-pub fn compile_viterbi_kernel(trellis: &Trellis, tile: &TileConfig, f32: bool, ring_global: bool, arch: &str) -> anyhow::Result<Vec<u8>> {
-    let g = Geometry::new(trellis, tile, if f32 { 4 } else { 1 });
-    super::compile::compile_cubin("viterbi.cu", arch, &defines(trellis, tile, f32, Launch::new(ring_global, f32, 0), &g))
+/// survivors in shared or global memory, units punctured with `punctured` or
+/// whole) for architecture `arch` (e.g. `sm_90`) with NVRTC alone, no GPU
+/// needed, and return the CUBIN image: lets a machine without a GPU check that
+/// every configuration compiles.
+pub fn compile_viterbi_kernel(
+    trellis: &Trellis,
+    tile: &TileConfig,
+    punctured: Option<&PuncturePattern>,
+    f32: bool,
+    ring_global: bool,
+    arch: &str,
+) -> anyhow::Result<Vec<u8>> {
+    let input = Input::new(trellis, tile, punctured)?;
+    let g = Geometry::new(trellis, tile, if f32 { 4 } else { 1 }, &input);
+    super::compile::compile_cubin("viterbi.cu", arch, &defines(trellis, tile, f32, Launch::new(ring_global, f32, 0), &g, &input))
 }
 
 /// Copy units `range` of `llrs` into `host` (their place in pinned staging) at
@@ -450,10 +509,11 @@ impl<T: GpuLlr> BatchDecoder<T> for GpuViterbi<T> {
     fn describe(&self) -> String {
         let (major, minor) = self.device.compute_capability;
         format!(
-            "gpu {} ({}, sm_{major}{minor}, {} LLRs, survivors in {} memory, {} regs, {} tiles resident, {} tiles/batch, {} slots)",
+            "gpu {} ({}, sm_{major}{minor}, {} LLRs{}, survivors in {} memory, {} regs, {} tiles resident, {} tiles/batch, {} slots)",
             self.device.index,
             self.device.name,
             T::NAME,
+            if self.input.pattern.is_identity() { String::new() } else { format!(" punctured '{}', depunctured on load", self.input.pattern) },
             if self.ring_global { "global" } else { "shared" },
             self.registers,
             self.resident_tiles,

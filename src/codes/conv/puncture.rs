@@ -99,6 +99,40 @@ impl PuncturePattern {
         self.rows[row][col]
     }
 
+    /// Bits kept at stage `col` of the period.
+    pub fn kept_in_stage(&self, col: usize) -> usize {
+        self.rows.iter().filter(|r| r[col]).count()
+    }
+
+    /// LLRs a stream punctured from stage 0 on carries before `stage`. The count
+    /// extends periodically to negative stages, so that `kept_before(b) −
+    /// kept_before(a)` is the LLR count of stages `a..b` wherever they lie.
+    ///
+    /// # Example
+    /// ```
+    /// use gpufec::codes::conv::PuncturePattern;
+    /// let p = PuncturePattern::standard("3/4").unwrap(); // stages keep 2, 1, 1
+    /// assert_eq!(p.kept_before(4), 6);
+    /// assert_eq!(p.kept_before(0) - p.kept_before(-2), 2);
+    /// ```
+    pub fn kept_before(&self, stage: isize) -> isize {
+        let period = self.period() as isize;
+        let whole = stage.div_euclid(period) * self.kept_per_period() as isize;
+        whole + (0..stage.rem_euclid(period) as usize).map(|c| self.kept_in_stage(c)).sum::<usize>() as isize
+    }
+
+    /// Whole stages whose LLRs fill the first `llrs` LLRs of a stream punctured
+    /// from stage 0 on: the largest `s` with `kept_before(s) ≤ llrs`.
+    pub fn stages_in(&self, llrs: usize) -> usize {
+        let (period, kept) = (self.period(), self.kept_per_period());
+        let (mut stages, mut rest) = (llrs / kept * period, llrs % kept);
+        while rest >= self.kept_in_stage(stages % period) {
+            rest -= self.kept_in_stage(stages % period);
+            stages += 1;
+        }
+        stages
+    }
+
     /// Whether the pattern keeps every bit.
     pub fn is_identity(&self) -> bool {
         self.rows.iter().flatten().all(|&b| b)
@@ -198,29 +232,72 @@ impl Puncturer {
 #[derive(Debug, Clone)]
 pub struct Depuncturer {
     phase: Phase,
+    /// For each position of the period, the kept LLR (in sending order) that
+    /// fills it, or `None` for an erasure.
+    take: Vec<Option<usize>>,
 }
 
 impl Depuncturer {
     /// Start at the beginning of the pattern.
     pub fn new(pattern: PuncturePattern) -> Self {
-        Self { phase: Phase { pattern, pos: 0 } }
+        Self::at_stage(pattern, 0)
+    }
+
+    /// Start at stage `stage` of the period (mod the period): for a piece of
+    /// stream, such as a work unit, that does not begin where the pattern does.
+    pub fn at_stage(pattern: PuncturePattern, stage: usize) -> Self {
+        let pos = stage % pattern.period() * pattern.n();
+        let mut next = 0;
+        let take = (0..pattern.n() * pattern.period())
+            .map(|pos| {
+                pattern.keeps(pos % pattern.n(), pos / pattern.n()).then(|| {
+                    next += 1;
+                    next - 1
+                })
+            })
+            .collect();
+        Self { phase: Phase { pattern, pos }, take }
     }
 
     /// Append `input` to `out` with erasures at the deleted positions. Output runs
     /// up to the last received LLR and then through any deleted positions that
     /// follow it within the same stage.
     pub fn depuncture<T: Copy + Default>(&mut self, input: &[T], out: &mut Vec<T>) {
-        for &x in input {
-            while !self.phase.advance() {
-                out.push(T::default());
-            }
-            out.push(x);
+        let span = self.take.len();
+        if self.phase.pattern.is_identity() {
+            out.extend_from_slice(input);
+            self.phase.pos = (self.phase.pos + input.len()) % span;
+            return;
+        }
+        let mut input = input;
+        // Item by item up to the period boundary, then whole periods at once.
+        while self.phase.pos != 0 && !input.is_empty() {
+            self.push_one(input[0], out);
+            input = &input[1..];
+        }
+        let kept = self.phase.pattern.kept_per_period();
+        let whole = input.len() / kept * kept;
+        let periods = input[..whole].chunks_exact(kept);
+        out.reserve(periods.len() * span);
+        for period in periods {
+            out.extend(self.take.iter().map(|t| t.map_or_else(T::default, |k| period[k])));
+        }
+        for &x in &input[whole..] {
+            self.push_one(x, out);
         }
         let n = self.phase.pattern.n();
         while self.phase.pos % n != 0 && !self.phase.pattern.keeps(self.phase.pos % n, self.phase.pos / n) {
             self.phase.advance();
             out.push(T::default());
         }
+    }
+
+    /// Append the erasures before the next kept position, then `x`.
+    fn push_one<T: Copy + Default>(&mut self, x: T, out: &mut Vec<T>) {
+        while !self.phase.advance() {
+            out.push(T::default());
+        }
+        out.push(x);
     }
 
     /// Check that the stream ended on a stage boundary.
@@ -287,6 +364,40 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn kept_counts_match_the_puncturer() {
+        for pat in ["1,1", "10,11", "101,110", "1000101,1111010", "110,011,101"] {
+            let p = PuncturePattern::parse(pat).unwrap();
+            let n = p.n();
+            let mut sent = Vec::new();
+            Puncturer::new(p.clone()).puncture(&vec![0u8; 40 * n], &mut sent);
+            let mut llrs = 0;
+            for stage in 0..40usize {
+                assert_eq!(p.kept_before(stage as isize), llrs as isize, "{pat} stage {stage}");
+                for l in llrs..llrs + p.kept_in_stage(stage % p.period()) {
+                    assert_eq!(p.stages_in(l), stage, "{pat}: {l} LLRs");
+                }
+                llrs += p.kept_in_stage(stage % p.period());
+            }
+            // Negative stages repeat the period.
+            let per = p.period() as isize;
+            for s in -13..0isize {
+                assert_eq!(p.kept_before(s + per) - p.kept_before(s), p.kept_per_period() as isize, "{pat} {s}");
+            }
+        }
+    }
+
+    #[test]
+    fn depuncturing_may_start_inside_the_period() {
+        let p = PuncturePattern::standard("3/4").unwrap(); // columns 11, 01, 10
+        let mut out = Vec::new();
+        Depuncturer::at_stage(p.clone(), 1).depuncture(&[1.0f32, 2.0, 3.0, 4.0], &mut out);
+        assert_eq!(out, vec![0.0, 1.0, 2.0, 0.0, 3.0, 4.0]);
+        out.clear();
+        Depuncturer::at_stage(p, 5).depuncture(&[7.0f32], &mut out);
+        assert_eq!(out, vec![7.0, 0.0]);
     }
 
     #[test]

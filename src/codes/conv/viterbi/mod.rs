@@ -1,14 +1,16 @@
 //! Soft-decision Viterbi decoding: the scalar reference model, its SIMD
 //! forward passes, the tiled geometry of the paper, the stream tiler and the
-//! multi-threaded CPU decoder.
+//! multi-threaded CPU decoder, and its wrapper for punctured units.
 
 mod config;
 mod cpu;
+mod depunctured;
 pub mod scalar;
 mod simd;
 mod tiler;
 
 pub use config::{FrameConfig, MAX_TILE_STAGES, MAX_UNIT_STAGES, TileConfig, Traceback, ViterbiMode};
 pub use cpu::{CpuViterbi, DEFAULT_BATCH_UNITS};
+pub use depunctured::DepuncturedUnits;
 pub use simd::SimdLevel;
 pub use tiler::Tiler;

@@ -3,16 +3,23 @@
 //! the tests, so that there is one definition of where a tile starts.
 
 use crate::codes::conv::viterbi::config::TileConfig;
-use crate::codes::error::{CodeError, CodeResult};
+use crate::codes::conv::PuncturePattern;
+use crate::codes::error::{CodeError, CodeResult, invalid};
 use crate::codes::llr::Llr;
 
 /// Streaming tiler: LLRs in (any chunking), whole work units out.
 ///
-/// Unit `u` holds stages `u·G·f − v1 .. (u+1)·G·f + v2` (G = `group`), `n` LLRs per
-/// stage: the `G` tiles of the unit laid end to end, sharing their overlaps.
-/// Stages before the stream start carry [`Llr::CERTAIN_ZERO`] (the encoder's
-/// register is all zeros there), so the first tile starts from a known state
-/// when v1 ≥ K−1; stages after the stream's end are erasures (LLR 0).
+/// Unit `u` holds stages `u·G·f − v1 .. (u+1)·G·f + v2` (G = `group`): the `G`
+/// tiles of the unit laid end to end, sharing their overlaps. Stages before the
+/// stream start carry [`Llr::CERTAIN_ZERO`] (the encoder's register is all zeros
+/// there), so the first tile starts from a known state when v1 ≥ K−1; stages
+/// after the stream's end are erasures (LLR 0).
+///
+/// A plain tiler ([`Tiler::new`]) takes `n` LLRs per stage. A punctured one
+/// ([`Tiler::punctured`]) takes the stream as the puncturer left it and cuts
+/// units that hold only the sent LLRs of their stages, for a decoder that puts
+/// the erasures back itself; every unit then starts at the same stage of the
+/// puncturing period, [`Tiler::first_phase`].
 ///
 /// # Example
 /// ```
@@ -28,11 +35,12 @@ use crate::codes::llr::Llr;
 #[derive(Debug, Clone)]
 pub struct Tiler<T> {
     cfg: TileConfig,
-    n: usize,
+    /// Which LLRs of a stage the stream carries (all n when not punctured).
+    pattern: PuncturePattern,
     /// LLRs from stage `buf_stage` on.
     buf: Vec<T>,
     buf_stage: usize,
-    /// Stages received so far.
+    /// Whole stages received so far.
     received: usize,
     /// Index of the next unit to emit.
     next_unit: usize,
@@ -41,12 +49,33 @@ pub struct Tiler<T> {
 impl<T: Llr> Tiler<T> {
     /// Tiler for `n` LLRs per stage.
     pub fn new(cfg: TileConfig, n: usize) -> Self {
-        Self { cfg, n, buf: Vec::new(), buf_stage: 0, received: 0, next_unit: 0 }
+        Self { cfg, pattern: PuncturePattern::none(n), buf: Vec::new(), buf_stage: 0, received: 0, next_unit: 0 }
+    }
+
+    /// Tiler for a stream punctured with `pattern` from its first stage on. Tiles
+    /// must start on a period boundary (`f` a multiple of the period), so that
+    /// every tile sees the same pattern.
+    pub fn punctured(cfg: TileConfig, pattern: PuncturePattern) -> CodeResult<Self> {
+        if cfg.f % pattern.period() != 0 {
+            return Err(invalid!(
+                "tiles of f={} stages do not start on the {}-stage puncturing period of '{pattern}'; make f a multiple of {}",
+                cfg.f,
+                pattern.period(),
+                pattern.period()
+            ));
+        }
+        Ok(Self { pattern, ..Self::new(cfg, 1) })
+    }
+
+    /// Stage of the puncturing period at which every unit (and every tile)
+    /// starts: that of stage −v1.
+    pub fn first_phase(&self) -> usize {
+        (-(self.cfg.v1 as isize)).rem_euclid(self.pattern.period() as isize) as usize
     }
 
     /// LLRs per emitted unit.
     pub fn unit_len(&self) -> usize {
-        self.cfg.unit_stages() * self.n
+        self.llrs(-(self.cfg.v1 as isize), self.cfg.unit_stages() as isize - self.cfg.v1 as isize)
     }
 
     /// Units emitted so far.
@@ -54,30 +83,31 @@ impl<T: Llr> Tiler<T> {
         self.next_unit
     }
 
+    /// LLRs the stream carries for stages `a..b`.
+    fn llrs(&self, a: isize, b: isize) -> usize {
+        (self.pattern.kept_before(b) - self.pattern.kept_before(a)) as usize
+    }
+
     fn emit(&mut self, out: &mut Vec<T>) {
         let first = (self.next_unit * self.cfg.unit_bits()) as isize - self.cfg.v1 as isize;
         let end = first + self.cfg.unit_stages() as isize;
-        let n = self.n;
         // Three runs: before the stream, inside it, past its end.
-        let lead = (-first).clamp(0, end - first) as usize;
-        out.extend(std::iter::repeat_n(T::CERTAIN_ZERO, lead * n));
-        let lo = first.max(0) as usize;
-        let hi = (end.max(0) as usize).min(self.received).max(lo);
-        let i = (lo - self.buf_stage) * n;
-        out.extend_from_slice(&self.buf[i..i + (hi - lo) * n]);
-        let tail = self.cfg.unit_stages() - lead - (hi - lo);
-        out.extend(std::iter::repeat_n(T::default(), tail * n));
+        let lo = first.clamp(0, end.max(0));
+        out.extend(std::iter::repeat_n(T::CERTAIN_ZERO, self.llrs(first, lo)));
+        let hi = end.clamp(lo, (self.received as isize).max(lo));
+        let i = self.llrs(self.buf_stage as isize, lo);
+        out.extend_from_slice(&self.buf[i..i + self.llrs(lo, hi)]);
+        out.extend(std::iter::repeat_n(T::default(), self.llrs(hi, end)));
         self.next_unit += 1;
     }
 
     /// Forget the stages before the next unit's first stage; done once per call,
     /// not per unit, so a large push costs one move of the buffer.
     fn compact(&mut self) {
-        let keep_from = (self.next_unit * self.cfg.unit_bits()).saturating_sub(self.cfg.v1);
+        let keep_from = (self.next_unit * self.cfg.unit_bits()).saturating_sub(self.cfg.v1).min(self.received);
         if keep_from > self.buf_stage {
-            let drop = ((keep_from - self.buf_stage) * self.n).min(self.buf.len() / self.n * self.n);
-            self.buf.drain(..drop);
-            self.buf_stage += drop / self.n;
+            self.buf.drain(..self.llrs(self.buf_stage as isize, keep_from as isize));
+            self.buf_stage = keep_from;
         }
     }
 
@@ -86,7 +116,8 @@ impl<T: Llr> Tiler<T> {
     pub fn push(&mut self, llrs: &[T], out: &mut Vec<T>) -> usize {
         let before = self.next_unit;
         self.buf.extend_from_slice(llrs);
-        self.received = self.buf_stage + self.buf.len() / self.n;
+        let total = self.pattern.kept_before(self.buf_stage as isize) as usize + self.buf.len();
+        self.received = self.pattern.stages_in(total);
         while self.received >= (self.next_unit + 1) * self.cfg.unit_bits() + self.cfg.v2 {
             self.emit(out);
         }
@@ -99,11 +130,11 @@ impl<T: Llr> Tiler<T> {
     /// group · f (`None` when every emitted unit is whole). A stream that ended
     /// inside a stage is an error.
     pub fn finish(&mut self, out: &mut Vec<T>) -> CodeResult<Option<usize>> {
-        let rem = self.buf.len() % self.n;
+        let rem = self.buf.len() - self.llrs(self.buf_stage as isize, self.received as isize);
         if rem != 0 {
             return Err(CodeError::Truncated(format!(
                 "LLR stream ended inside a trellis stage ({rem} of {} LLRs present)",
-                self.n
+                self.pattern.kept_in_stage(self.received % self.pattern.period())
             )));
         }
         while self.next_unit * self.cfg.unit_bits() < self.received {
@@ -157,6 +188,61 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A punctured unit, its erasures put back, is the plain tiler's unit of the
+    /// depunctured stream, except that a deleted position before the stream
+    /// start is an erasure rather than a certain zero.
+    #[test]
+    fn punctured_units_are_the_depunctured_streams_units() {
+        use crate::codes::conv::{Depuncturer, Puncturer};
+        for pat in ["10,11", "101,110", "1000101,1111010", "110,011,101"] {
+            let p = PuncturePattern::parse(pat).unwrap();
+            let (n, period) = (p.n(), p.period());
+            for (f, v1, v2, stages, group) in [(4, 2, 3, 100usize, 1), (2, 0, 0, 15, 3), (6, 7, 1, 8, 2), (8, 3, 2, 1, 1), (14, 9, 9, 300, 2)] {
+                let f = f * period;
+                let cfg = TileConfig::new(f, v1, v2, Traceback::Serial).unwrap().with_group(group).unwrap();
+                let coded: Vec<f32> = (0..stages * n).map(|i| i as f32 + 1.0).collect();
+                let mut sent = Vec::new();
+                Puncturer::new(p.clone()).puncture(&coded, &mut sent);
+                let mut depunctured = Vec::new();
+                Depuncturer::new(p.clone()).depuncture(&sent, &mut depunctured);
+                let mut plain = Tiler::new(cfg, n);
+                let mut want = Vec::new();
+                plain.push(&depunctured, &mut want);
+                let want_last = plain.finish(&mut want).unwrap();
+                for chunk in [1usize, 5, 1000] {
+                    let mut t = Tiler::punctured(cfg, p.clone()).unwrap();
+                    let mut got = Vec::new();
+                    for c in sent.chunks(chunk) {
+                        t.push(c, &mut got);
+                    }
+                    assert_eq!(t.finish(&mut got).unwrap(), want_last, "{pat} {f},{v1},{v2},{stages}");
+                    assert_eq!(got.len() % t.unit_len(), 0);
+                    assert_eq!(got.len() / t.unit_len(), want.len() / plain.unit_len(), "{pat} {f},{v1},{v2},{stages}");
+                    let mut expanded = Vec::new();
+                    for unit in got.chunks(t.unit_len()) {
+                        Depuncturer::at_stage(p.clone(), t.first_phase()).depuncture(unit, &mut expanded);
+                    }
+                    assert_eq!(expanded.len(), want.len());
+                    let us = cfg.unit_stages();
+                    for (i, (&g, &w)) in expanded.iter().zip(&want).enumerate() {
+                        let stage = ((i / n) % us + (i / n / us) * cfg.unit_bits()) as isize - v1 as isize;
+                        let erased_lead = stage < 0 && !p.keeps(i % n, stage.rem_euclid(period as isize) as usize);
+                        assert_eq!(g, if erased_lead { 0.0 } else { w }, "{pat} {f},{v1},{v2},{stages} chunk {chunk} at {i}");
+                    }
+                }
+            }
+        }
+        let p = PuncturePattern::standard("3/4").unwrap();
+        let err = Tiler::<i8>::punctured(TileConfig::new(256, 20, 20, Traceback::Serial).unwrap(), p.clone()).unwrap_err();
+        assert!(err.to_string().contains("make f a multiple of 3"), "{err}");
+        // A stream that stops inside a stage (here inside the period's first, two-LLR stage).
+        let mut t = Tiler::<i8>::punctured(TileConfig::new(3, 1, 1, Traceback::Serial).unwrap(), p).unwrap();
+        let mut out = Vec::new();
+        t.push(&[1, 2, 3, 4, 5], &mut out);
+        let err = t.finish(&mut out).unwrap_err();
+        assert!(err.to_string().contains("1 of 2 LLRs present"), "{err}");
     }
 
     #[test]

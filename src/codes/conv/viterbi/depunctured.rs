@@ -1,0 +1,157 @@
+//! A decoder of punctured work units: puts each unit's erasures back and hands
+//! it to a decoder of whole stages. The CPU side of on-the-fly depuncturing, and
+//! the reference the GPU kernel that depunctures as it loads is checked against.
+
+use crate::codes::conv::viterbi::config::TileConfig;
+use crate::codes::conv::{Depuncturer, PuncturePattern, Tiler};
+use crate::codes::decoder::{BatchDecoder, UnitShape};
+use crate::codes::error::{CodeResult, invalid};
+use crate::codes::llr::Llr;
+
+/// Decodes the units of a punctured [`Tiler`] with a decoder of plain units.
+///
+/// Each unit is depunctured from the period stage it starts at
+/// ([`Tiler::first_phase`]); its bits are the inner decoder's bits of that
+/// depunctured unit.
+///
+/// # Example
+/// ```
+/// use gpufec::codes::conv::{ConvCode, CpuViterbi, DepuncturedUnits, PuncturePattern, TileConfig, Traceback, Trellis, ViterbiMode};
+/// use gpufec::codes::BatchDecoder;
+/// use std::sync::Arc;
+/// let t = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
+/// let tile = TileConfig::new(48, 20, 20, Traceback::Serial).unwrap();
+/// let inner = CpuViterbi::<f32>::new(t, ViterbiMode::Tiled(tile), 1).unwrap();
+/// let p = PuncturePattern::standard("3/4").unwrap();
+/// let mut dec = DepuncturedUnits::new(Box::new(inner), tile, p).unwrap();
+/// // 88 stages from period stage 1: 29 periods of 4 LLRs, then one stage of 1.
+/// assert_eq!(dec.unit().llrs_in, 29 * 4 + 1);
+/// let mut bits = Vec::new();
+/// dec.decode_all(&vec![1.0; 2 * dec.unit().llrs_in], &mut bits).unwrap();
+/// assert_eq!(bits, vec![0; 96]);
+/// ```
+pub struct DepuncturedUnits<T: Llr> {
+    inner: Box<dyn BatchDecoder<T>>,
+    pattern: PuncturePattern,
+    phase: usize,
+    shape: UnitShape,
+    /// Depunctured LLRs of the batch being submitted.
+    buf: Vec<T>,
+}
+
+impl<T: Llr> DepuncturedUnits<T> {
+    /// Wrap `inner`, a decoder of `tile` units with every LLR present, for
+    /// units punctured with `pattern`.
+    pub fn new(inner: Box<dyn BatchDecoder<T>>, tile: TileConfig, pattern: PuncturePattern) -> CodeResult<Self> {
+        let tiler = Tiler::<T>::punctured(tile, pattern.clone())?;
+        let full = tile.unit_stages() * pattern.n();
+        if inner.unit().llrs_in != full {
+            return Err(invalid!(
+                "the decoder takes units of {} LLRs, not the {full} of {} stages of {} LLRs",
+                inner.unit().llrs_in,
+                tile.unit_stages(),
+                pattern.n()
+            ));
+        }
+        let shape = UnitShape { llrs_in: tiler.unit_len(), bits_out: inner.unit().bits_out };
+        Ok(Self { inner, pattern, phase: tiler.first_phase(), shape, buf: Vec::new() })
+    }
+}
+
+impl<T: Llr> BatchDecoder<T> for DepuncturedUnits<T> {
+    fn unit(&self) -> UnitShape {
+        self.shape
+    }
+
+    fn batch_units(&self) -> usize {
+        self.inner.batch_units()
+    }
+
+    fn depth(&self) -> usize {
+        self.inner.depth()
+    }
+
+    fn submit(&mut self, llrs: &[T]) -> anyhow::Result<()> {
+        let unit = self.shape.llrs_in;
+        anyhow::ensure!(llrs.len() % unit == 0, "{} LLRs are not a whole number of {unit}-LLR punctured units", llrs.len());
+        self.buf.clear();
+        for u in llrs.chunks(unit) {
+            Depuncturer::at_stage(self.pattern.clone(), self.phase).depuncture(u, &mut self.buf);
+        }
+        self.inner.submit(&self.buf)
+    }
+
+    fn collect(&mut self, out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        self.inner.collect(out)
+    }
+
+    fn in_flight(&self) -> usize {
+        self.inner.in_flight()
+    }
+
+    fn describe(&self) -> String {
+        format!("{}, depuncturing '{}' per unit", self.inner.describe(), self.pattern)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codes::channel::{Awgn, bpsk_map};
+    use crate::codes::conv::{ConvCode, ConvEncoder, CpuViterbi, EncoderMode, Puncturer, Traceback, Trellis, ViterbiMode};
+    use rand::{Rng, SeedableRng, rngs::SmallRng};
+    use std::sync::Arc;
+
+    /// Depuncturing per unit decodes what depuncturing the stream decodes: from
+    /// the second tile on bit for bit (their stages are the same LLRs either
+    /// way); the first tile may differ only through its stages before the
+    /// stream start, whose deleted positions are erasures here and certain
+    /// zeros there.
+    #[test]
+    fn decodes_what_the_depunctured_stream_decodes() {
+        let trellis = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
+        let mut r = SmallRng::seed_from_u64(5);
+        for rate in ["2/3", "3/4", "7/8"] {
+            let p = PuncturePattern::standard(rate).unwrap();
+            let tile = TileConfig::new(42, 13, 20, Traceback::Serial).unwrap().with_group(4).unwrap();
+            let info: Vec<u8> = (0..20_000).map(|_| r.random_range(0..2u8)).collect();
+            let mut coded = Vec::new();
+            ConvEncoder::new(trellis.clone(), EncoderMode::Streaming).unwrap().encode(&info, &mut coded).unwrap();
+            let mut sent = Vec::new();
+            Puncturer::new(p.clone()).puncture(&coded, &mut sent);
+            let mut y = Vec::new();
+            bpsk_map(&sent, &mut y);
+            let mut ch = Awgn::new(3.0, p.rate(), r.random()).unwrap();
+            ch.add_noise(&mut y);
+            let llrs = ch.llrs(&y);
+            let decode = |tiler: &mut Tiler<f32>, llrs: &[f32], dec: &mut dyn BatchDecoder<f32>| {
+                let mut units = Vec::new();
+                tiler.push(llrs, &mut units);
+                tiler.finish(&mut units).unwrap();
+                let mut bits = Vec::new();
+                dec.decode_all(&units, &mut bits).unwrap();
+                bits.truncate(info.len());
+                bits
+            };
+            let cpu = || Box::new(CpuViterbi::<f32>::new(trellis.clone(), ViterbiMode::Tiled(tile), 1).unwrap());
+            let mut full = Vec::new();
+            Depuncturer::new(p.clone()).depuncture(&llrs, &mut full);
+            let by_block = decode(&mut Tiler::new(tile, 2), &full, cpu().as_mut());
+            let mut per_unit = DepuncturedUnits::new(cpu(), tile, p.clone()).unwrap();
+            let by_unit = decode(&mut Tiler::punctured(tile, p).unwrap(), &llrs, &mut per_unit);
+            let errors = by_block.iter().zip(&info).filter(|(a, b)| a != b).count();
+            assert!(errors > 20, "rate {rate}: {errors} errors are too few to tell the paths apart");
+            assert_eq!(by_unit[tile.f..], by_block[tile.f..], "rate {rate}");
+        }
+    }
+
+    #[test]
+    fn refuses_a_decoder_of_other_units() {
+        let trellis = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
+        let tile = TileConfig::new(48, 20, 20, Traceback::Serial).unwrap();
+        let other = TileConfig::new(48, 20, 24, Traceback::Serial).unwrap();
+        let inner = Box::new(CpuViterbi::<f32>::new(trellis, ViterbiMode::Tiled(other), 1).unwrap());
+        let e = DepuncturedUnits::new(inner, tile, PuncturePattern::standard("3/4").unwrap()).err().unwrap();
+        assert!(e.to_string().contains("takes units of 184 LLRs, not the 176"), "{e}");
+    }
+}
