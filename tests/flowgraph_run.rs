@@ -70,11 +70,13 @@ fn counts_what_the_direct_simulation_counts() {
     // Rate 1/2 and a punctured rate, at points with a few dozen errors in 3e5 bits;
     // 300001 is not a multiple of the 16384-bit work unit nor of the frame.
     for (llr, rate, ebn0, seed) in [("i8", "1/2", 3.0, 7u64), ("i8", "3/4", 4.5, 11), ("f32", "2/3", 3.5, 3)] {
+        // The simulation depunctures the stream, as the Depuncture block does.
         let sets = [
             "source.total=300001".to_string(),
             format!("vars.rate={rate}"),
             format!("vars.ebn0_db={ebn0}"),
             format!("vars.seed={seed}"),
+            "vars.depuncture=block".to_string(),
         ];
         let got = counts(&run_file(llr, &sets, Backend::Cpu).unwrap());
         let want = simulate(llr, rate, ebn0, 300_001, seed);
@@ -101,6 +103,8 @@ fn depuncturing_in_the_decoder_counts_what_the_block_counts() {
         let decoder = run_file("i8", &sets("decoder"), Backend::Cpu).unwrap();
         assert!(decoder.decoders[0].describe.contains("depuncturing"), "{}", decoder.decoders[0].describe);
         let decoder = counts(&decoder);
+        // auto (the shipped default) picks the decoder: 252 is a multiple of the period.
+        assert_eq!(counts(&run_file("i8", &sets("auto"), Backend::Cpu).unwrap()), decoder, "rate {rate}");
         eprintln!("rate {rate} at {ebn0} dB: block {block:?}, decoder {decoder:?}");
         assert_eq!(decoder.bits, block.bits, "rate {rate}");
         assert!(block.bit_errors >= 10, "too few errors at rate {rate} to mean anything: {block:?}");
@@ -108,10 +112,13 @@ fn depuncturing_in_the_decoder_counts_what_the_block_counts() {
         // before the stream start differ; DepuncturedUnits' tests).
         assert!(decoder.bit_errors.abs_diff(block.bit_errors) <= 252, "rate {rate}: {block:?} vs {decoder:?}");
     }
-    // The tile must start on the period.
-    let sets = ["vars.rate=3/4".to_string(), "vars.depuncture=decoder".to_string()];
-    let e = run_file("i8", &sets, Backend::Cpu).err().unwrap();
+    // The tile must start on the period; auto falls back to the block.
+    let sets = |at: &str| ["source.total=1000".to_string(), "vars.rate=3/4".to_string(), format!("vars.depuncture={at}")];
+    let e = run_file("i8", &sets("decoder"), Backend::Cpu).err().unwrap();
     assert!(format!("{e:#}").contains("make f a multiple of 3"), "{e:#}");
+    let auto = run_file("i8", &sets("auto"), Backend::Cpu).unwrap();
+    assert!(!auto.decoders[0].describe.contains("depuncturing"), "{}", auto.decoders[0].describe);
+    assert_eq!(counts(&auto).bits, 1000);
 }
 
 #[test]

@@ -140,7 +140,7 @@ pub const KINDS: &[Kind] = &[
     Kind {
         name: "Depuncture",
         summary: "puts erasures (LLR 0) back where the puncturer deleted bits",
-        params: &[LLR, RATE_NAME, PATTERN, DEPUNCTURE],
+        params: &[LLR, RATE_NAME, PATTERN, DEPUNCTURE, TILE],
         ports: |a| same_llr_in_out(a),
         add: |a, asm| {
             fn add<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockId> {
@@ -319,11 +319,12 @@ const EFFECTIVE_RATE: Param = Param::required(
 );
 const DEPUNCTURE: Param = Param::with_default(
     "depuncture",
-    ParamType::Choice(&["block", "decoder"]),
+    ParamType::Choice(&["block", "decoder", "auto"]),
     Literal::Text("block"),
     "where erasures go back: in the Depuncture block, or in the decoder as it loads each unit \
-     (the Depuncture block then passes the stream on, and the framer cuts it punctured); \
-     give all three blocks the same value and rate",
+     (the Depuncture block then passes the stream on, and the framer cuts it punctured; \
+     tile f must be a multiple of the puncturing period); auto: the decoder when f is such a \
+     multiple, else the block (tiled streams only). Give all three blocks the same value, rate and tile",
 );
 const TILE: Param =
     Param::with_default("tile", ParamType::Text, Literal::Text("256,20,20"), "Viterbi tile f,v1,v2 in stages");
@@ -378,7 +379,19 @@ fn pattern(a: &Args) -> anyhow::Result<PuncturePattern> {
 /// passes on (Depuncture) or arrives depunctured (framer, decoder).
 fn punctured(a: &Args, role: &str) -> anyhow::Result<Option<PuncturePattern>> {
     let p = pattern(a)?;
-    Ok((a.text("depuncture")? == role && !p.is_identity()).then_some(p))
+    if p.is_identity() {
+        return Ok(None);
+    }
+    let at = match a.text("depuncture")? {
+        // Measured faster where it applies (BENCHMARKS.md): fewer bytes cross
+        // PCIe and the Depuncture block's thread drops out of the chain.
+        "auto" => {
+            let tile = a.about("tile", TileConfig::parse(a.text("tile")?, Traceback::Serial))?;
+            if tile.f % p.period() == 0 { "decoder" } else { "block" }
+        }
+        at => at,
+    };
+    Ok((at == role).then_some(p))
 }
 
 fn tile(a: &Args, traceback: Traceback) -> anyhow::Result<TileConfig> {
@@ -406,7 +419,7 @@ fn add_viterbi<T: GpuLlr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockI
             ViterbiMode::Tiled(tile(a, tb)?)
         }
     };
-    let punctured = if frame(a)?.is_some() && a.text("depuncture")? == "decoder" {
+    let punctured = if frame(a)?.is_some() && a.text("depuncture")? != "block" && !pattern(a)?.is_identity() {
         return Err(a.invalid("depuncture", "terminated frames take depunctured LLRs; use depuncture = \"block\""));
     } else {
         punctured(a, "decoder")?

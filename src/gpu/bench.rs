@@ -5,7 +5,7 @@
 
 use super::memory::PinnedBuf;
 use super::pipeline::{par_chunks, par_unpack};
-use super::viterbi::{GpuLlr, GpuOptions, GpuViterbi, RingPlace};
+use super::viterbi::{GpuLlr, GpuOptions, GpuViterbi, RingPlace, lcm};
 use crate::codes::BatchDecoder;
 use crate::codes::conv::{ConvCode, Depuncturer, PuncturePattern, TileConfig, Traceback, Trellis, ViterbiMode};
 use rand::{RngCore, SeedableRng, rngs::SmallRng};
@@ -203,15 +203,17 @@ pub fn bench_viterbi(o: &GpuBenchOptions) -> anyhow::Result<()> {
 
 /// Punctured rates both ways: depunctured on the host (the Depuncture block,
 /// one thread, then the decoder takes n LLRs per stage) and by the kernel as it
-/// loads (only the sent LLRs cross PCIe). i8 LLRs, serial traceback v2=20,
-/// f a multiple of the period near 256.
+/// loads (only the sent LLRs cross PCIe). i8 LLRs, serial traceback v2=20, f
+/// the multiple of both the period and 32 nearest 256 (tiles start on the
+/// period, and whole output words keep the host's unpacking on its fast path).
 fn punctured(o: &GpuBenchOptions) -> anyhow::Result<()> {
     println!("\n## Punctured K=7, i8, serial v2=20: depunctured on the host or by the kernel ({} slots)\n", o.slots);
     println!("| rate | f | depunctured by | LLR bytes/bit | kernel-only Gb/s | end-to-end Gb/s | H2D ms | kernel ms | stage ms | host depuncture Gb/s (1 thread) |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for rate in ["2/3", "3/4", "7/8"] {
         let pattern = PuncturePattern::standard(rate)?;
-        let f = 256 / pattern.period() * pattern.period();
+        let step = lcm(32, pattern.period());
+        let f = (256 + step / 2) / step * step;
         let tile = TileConfig::new(f, 20, 20, Traceback::Serial)?.with_group(o.group)?;
         let opts = GpuOptions { device: o.device, slots: o.slots, ..Default::default() };
         // What the Depuncture block costs per information bit, on one thread.

@@ -101,13 +101,6 @@ struct Geometry {
 
 impl Geometry {
     fn new(trellis: &Trellis, tile: &TileConfig, llr_bytes: usize, input: &Input) -> Self {
-        let gcd = |mut a: usize, mut b: usize| {
-            while b != 0 {
-                (a, b) = (b, a % b);
-            }
-            a
-        };
-        let lcm = |a: usize, b: usize| a / gcd(a, b) * b;
         let period = input.pattern.period();
         let period_bytes = input.pattern.kept_per_period() * llr_bytes;
         let b = trellis.k() as usize - 1;
@@ -119,6 +112,15 @@ impl Geometry {
         let words = (trellis.states() / 32).max(1);
         Self { ring_bytes: win * words * 4, vec_load, overread: 2 * unroll / period * period_bytes + 64 }
     }
+}
+
+/// Least common multiple.
+pub(crate) fn lcm(a: usize, b: usize) -> usize {
+    let (mut x, mut y) = (a, b);
+    while y != 0 {
+        (x, y) = (y, x % y);
+    }
+    a / x * b
 }
 
 /// What a work unit's LLRs are: every LLR of its stages, or those a puncturing
