@@ -246,7 +246,6 @@ impl Depuncturer {
     /// Start at stage `stage` of the period (mod the period): for a piece of
     /// stream, such as a work unit, that does not begin where the pattern does.
     pub fn at_stage(pattern: PuncturePattern, stage: usize) -> Self {
-        let pos = stage % pattern.period() * pattern.n();
         let mut next = 0;
         let take = (0..pattern.n() * pattern.period())
             .map(|pos| {
@@ -256,7 +255,14 @@ impl Depuncturer {
                 })
             })
             .collect();
-        Self { phase: Phase { pattern, pos }, take }
+        let mut d = Self { phase: Phase { pattern, pos: 0 }, take };
+        d.restart_at(stage);
+        d
+    }
+
+    /// Start over at stage `stage` of the period, as for a new piece of stream.
+    pub fn restart_at(&mut self, stage: usize) {
+        self.phase.pos = stage % self.phase.pattern.period() * self.phase.pattern.n();
     }
 
     /// Append `input` to `out` with erasures at the deleted positions. Output runs

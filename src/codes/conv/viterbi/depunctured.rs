@@ -32,6 +32,8 @@ use crate::codes::llr::Llr;
 /// ```
 pub struct DepuncturedUnits<T: Llr> {
     inner: Box<dyn BatchDecoder<T>>,
+    /// Restarted at `phase` for every unit.
+    depuncturer: Depuncturer,
     pattern: PuncturePattern,
     phase: usize,
     shape: UnitShape,
@@ -54,7 +56,8 @@ impl<T: Llr> DepuncturedUnits<T> {
             ));
         }
         let shape = UnitShape { llrs_in: tiler.unit_len(), bits_out: inner.unit().bits_out };
-        Ok(Self { inner, pattern, phase: tiler.first_phase(), shape, buf: Vec::new() })
+        let phase = tiler.first_phase();
+        Ok(Self { inner, depuncturer: Depuncturer::at_stage(pattern.clone(), phase), pattern, phase, shape, buf: Vec::new() })
     }
 }
 
@@ -76,7 +79,8 @@ impl<T: Llr> BatchDecoder<T> for DepuncturedUnits<T> {
         anyhow::ensure!(llrs.len() % unit == 0, "{} LLRs are not a whole number of {unit}-LLR punctured units", llrs.len());
         self.buf.clear();
         for u in llrs.chunks(unit) {
-            Depuncturer::at_stage(self.pattern.clone(), self.phase).depuncture(u, &mut self.buf);
+            self.depuncturer.restart_at(self.phase);
+            self.depuncturer.depuncture(u, &mut self.buf);
         }
         self.inner.submit(&self.buf)
     }
