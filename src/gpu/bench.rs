@@ -3,11 +3,13 @@
 //! split of one batch, and punctured rates depunctured on the host or in the
 //! kernel. Prints markdown, ready for BENCHMARKS.md.
 
-use super::memory::PinnedBuf;
+use super::device::cuda;
+use super::memory::{DeviceBuf, Event, PinnedBuf};
 use super::pipeline::{par_chunks, par_unpack};
 use super::viterbi::{GpuLlr, GpuOptions, GpuViterbi, RingPlace, lcm};
 use crate::codes::BatchDecoder;
 use crate::codes::conv::{ConvCode, Depuncturer, PuncturePattern, TileConfig, Traceback, Trellis, ViterbiMode};
+use cudarc::driver::result;
 use rand::{RngCore, SeedableRng, rngs::SmallRng};
 use std::sync::Arc;
 use std::time::Instant;
@@ -168,6 +170,85 @@ fn host_floor(device: usize, bits: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The copy engine's host→device rate for `bytes` bytes with the host idle,
+/// the ceiling under every end-to-end figure: from write-combined pinned memory
+/// (the pipeline's staging), from cached pinned memory, 2 MiB at a time from one
+/// cached buffer (so from the CPU's cache), and straight from pageable memory
+/// (the driver stages it through its own pinned buffers) on 1, 4 and 16 host
+/// threads with a stream each.
+fn copy_engine(device: usize, bytes: usize) -> anyhow::Result<()> {
+    let ctx = super::device::context(device)?;
+    let src: Vec<i8> = random(bytes, 6);
+    let dev = DeviceBuf::new(&ctx, bytes)?;
+    let mut pinned = PinnedBuf::<i8>::new(&ctx, bytes, true)?;
+    pinned.as_mut_slice().copy_from_slice(&src);
+    let gb = |s: f64| bytes as f64 / s / 1e9;
+    let mut cached = PinnedBuf::<i8>::new(&ctx, bytes, false)?;
+    let stream = ctx.new_stream().map_err(cuda("cuStreamCreate"))?;
+    let (a, b) = (Event::new(&ctx)?, Event::new(&ctx)?);
+    let h2d = |src: &[i8], piece: usize| -> anyhow::Result<f64> {
+        let s = stream.cu_stream();
+        let mut best = f64::INFINITY;
+        for _ in 0..5 {
+            a.record(s)?;
+            for at in (0..bytes).step_by(piece) {
+                let n = piece.min(bytes - at);
+                // SAFETY: both buffers outlive the copy, which is waited for below.
+                unsafe { result::memcpy_htod_async(dev.ptr() + at as u64, &src[at % src.len()..][..n], s) }
+                    .map_err(cuda("host→device copy"))?;
+            }
+            b.record(s)?;
+            b.wait()?;
+            best = best.min(a.ms_to(&b)? as f64 * 1e-3);
+        }
+        Ok(gb(best))
+    };
+    let (wc, big) = (h2d(pinned.as_slice(), bytes)?, h2d(cached.as_slice(), bytes)?);
+    cached.as_mut_slice()[..2 << 20].fill(1); // into the cache
+    let small = h2d(&cached.as_slice()[..2 << 20], 2 << 20)?;
+    // Pageable memory straight to cuMemcpyHtoDAsync: the driver stages it
+    // through its own pinned buffers, from as many host threads and streams.
+    let pageable = |threads: usize| -> anyhow::Result<f64> {
+        let streams = (0..threads).map(|_| ctx.new_stream().map_err(cuda("cuStreamCreate"))).collect::<anyhow::Result<Vec<_>>>()?;
+        let per = bytes.div_ceil(threads);
+        let mut best = f64::INFINITY;
+        for _ in 0..3 {
+            let t = Instant::now();
+            std::thread::scope(|sc| -> anyhow::Result<()> {
+                let jobs: Vec<_> = streams
+                    .iter()
+                    .enumerate()
+                    .map(|(i, st)| {
+                        let (src, dev, ctx) = (&src, &dev, &ctx);
+                        sc.spawn(move || -> anyhow::Result<()> {
+                            ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
+                            let lo = (i * per).min(bytes);
+                            let hi = (lo + per).min(bytes);
+                            for at in (lo..hi).step_by(8 << 20) {
+                                let n = (8 << 20).min(hi - at);
+                                // SAFETY: pageable source, copied before the call returns or staged by the driver; synchronised below.
+                                unsafe { result::memcpy_htod_async(dev.ptr() + at as u64, &src[at..at + n], st.cu_stream()) }
+                                    .map_err(cuda("host→device copy"))?;
+                            }
+                            st.synchronize().map_err(cuda("cuStreamSynchronize"))
+                        })
+                    })
+                    .collect();
+                jobs.into_iter().try_for_each(|j| j.join().expect("copy thread"))
+            })?;
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        Ok(gb(best))
+    };
+    let direct = [1, 4, 16].map(|t| pageable(t).map(|g| format!("{g:.1} GB/s on {t} thread{}", if t > 1 { "s" } else { "" })));
+    let direct = direct.into_iter().collect::<anyhow::Result<Vec<_>>>()?.join(", ");
+    println!(
+        "\nCopy engine alone, host→device: write-combined {wc:.1} GB/s, cached {big:.1} GB/s, one cached 2 MiB buffer again and again {small:.1} GB/s; \
+         straight from pageable memory {direct}."
+    );
+    Ok(())
+}
+
 /// Run the GPU Viterbi benchmark and print its report.
 pub fn bench_viterbi(o: &GpuBenchOptions) -> anyhow::Result<()> {
     let info = super::devices()?.into_iter().nth(o.device).ok_or_else(|| anyhow::anyhow!("CUDA device {} does not exist", o.device))?;
@@ -189,6 +270,7 @@ pub fn bench_viterbi(o: &GpuBenchOptions) -> anyhow::Result<()> {
         headline::<f32>(tile(256, v2, tb)?, RingPlace::Auto, o)?;
     }
     host_floor(o.device, 337_920 * 256)?;
+    copy_engine(o.device, 2 * 337_920 * 256)?;
     punctured(o)?;
     if o.tables {
         table(o, "Table IV layout: serial traceback, f × v2, i8, kernel-only Gb/s", "v2 \\ f", &[10, 20, 30, 40], &[32, 64, 128, 256, 512], |v2, f| {
