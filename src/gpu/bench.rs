@@ -1,7 +1,8 @@
 //! `gpufec bench viterbi --backend gpu`: kernel-only and end-to-end throughput
 //! of the GPU Viterbi decoder, the paper's Table IV and V layouts, the time
-//! split of one batch, and punctured rates depunctured on the host or in the
-//! kernel. Prints markdown, ready for BENCHMARKS.md.
+//! split of one batch, punctured rates depunctured on the host or in the
+//! kernel, and the host-memory and copy-engine ceilings under the end-to-end
+//! figures. Prints markdown, ready for BENCHMARKS.md.
 
 use super::device::cuda;
 use super::memory::{DeviceBuf, Event, PinnedBuf};
