@@ -419,11 +419,10 @@ fn add_viterbi<T: GpuLlr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockI
             ViterbiMode::Tiled(tile(a, tb)?)
         }
     };
-    let punctured = if frame(a)?.is_some() && a.text("depuncture")? != "block" && !pattern(a)?.is_identity() {
+    if frame(a)?.is_some() && a.text("depuncture")? != "block" && !pattern(a)?.is_identity() {
         return Err(a.invalid("depuncture", "terminated frames take depunctured LLRs; use depuncture = \"block\""));
-    } else {
-        punctured(a, "decoder")?
-    };
+    }
+    let punctured = punctured(a, "decoder")?;
     let gpu = GpuOptions {
         device: a.size("gpu_device")?,
         slots: a.size("gpu_slots")?,

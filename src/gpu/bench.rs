@@ -133,6 +133,21 @@ fn end_to_end<T: GpuLlr + BenchLlr>(dec: &mut GpuViterbi<T>, batches: usize) -> 
     Ok(EndToEnd { gbps: sink as f64 / secs / 1e9, h2d_ms: h2d / n, kernel_ms: ker / n, d2h_ms: d2h / n, wall_ms: secs * 1e3 / n, stage_ms: stage / n, unpack_ms: unpack / n })
 }
 
+/// The fewest wall-clock seconds `f` took in `runs` runs after `warmups`
+/// untimed ones.
+fn best_secs(warmups: usize, runs: usize, mut f: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<f64> {
+    for _ in 0..warmups {
+        f()?;
+    }
+    let mut best = f64::INFINITY;
+    for _ in 0..runs {
+        let t = Instant::now();
+        f()?;
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    Ok(best)
+}
+
 /// Host memory speeds that bound the end-to-end figure, for `bits` decoded bits
 /// per batch with i8 LLRs at rate 1/2 (2 bytes in, one packed bit back, one
 /// byte out per bit): GB/s of staging pageable LLRs into pinned memory, of
@@ -145,19 +160,19 @@ fn host_floor(device: usize, bits: usize) -> anyhow::Result<()> {
     let mut plain = vec![0i8; 2 * bits];
     let words: Vec<u32> = random::<i8>(bits / 8, 4).chunks(4).map(|b| u32::from_le_bytes([b[0] as u8, b[1] as u8, b[2] as u8, b[3] as u8])).collect();
     let mut out = Vec::with_capacity(bits);
-    let best = |f: &mut dyn FnMut()| {
-        (0..6).map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        }).skip(1).fold(f64::INFINITY, f64::min)
-    };
-    let stage = best(&mut || par_chunks(pinned.as_mut_slice(), &src, |d, c| d.copy_from_slice(c)));
-    let copy = best(&mut || par_chunks(&mut plain, &src, |d, c| d.copy_from_slice(c)));
-    let unpack = best(&mut || {
+    let stage = best_secs(1, 5, || {
+        par_chunks(pinned.as_mut_slice(), &src, |d, c| d.copy_from_slice(c));
+        Ok(())
+    })?;
+    let copy = best_secs(1, 5, || {
+        par_chunks(&mut plain, &src, |d, c| d.copy_from_slice(c));
+        Ok(())
+    })?;
+    let unpack = best_secs(1, 5, || {
         out.clear();
-        par_unpack(&mut out, &words, 256, 8)
-    });
+        par_unpack(&mut out, &words, 256, 8);
+        Ok(())
+    })?;
     let gb = |bytes: usize, s: f64| bytes as f64 / s / 1e9;
     let (stage_gb, unpack_gb) = (gb(2 * bits, stage), gb(bits, unpack));
     println!(
@@ -212,9 +227,7 @@ fn copy_engine(device: usize, bytes: usize) -> anyhow::Result<()> {
     let pageable = |threads: usize| -> anyhow::Result<f64> {
         let streams = (0..threads).map(|_| ctx.new_stream().map_err(cuda("cuStreamCreate"))).collect::<anyhow::Result<Vec<_>>>()?;
         let per = bytes.div_ceil(threads);
-        let mut best = f64::INFINITY;
-        for _ in 0..3 {
-            let t = Instant::now();
+        let secs = best_secs(0, 3, || {
             std::thread::scope(|sc| -> anyhow::Result<()> {
                 let jobs: Vec<_> = streams
                     .iter()
@@ -236,10 +249,9 @@ fn copy_engine(device: usize, bytes: usize) -> anyhow::Result<()> {
                     })
                     .collect();
                 jobs.into_iter().try_for_each(|j| j.join().expect("copy thread"))
-            })?;
-            best = best.min(t.elapsed().as_secs_f64());
-        }
-        Ok(gb(best))
+            })
+        })?;
+        Ok(gb(secs))
     };
     let direct = [1, 4, 16].map(|t| pageable(t).map(|g| format!("{g:.1} GB/s on {t} thread{}", if t > 1 { "s" } else { "" })));
     let direct = direct.into_iter().collect::<anyhow::Result<Vec<_>>>()?.join(", ");
