@@ -10,6 +10,7 @@ mod device;
 mod memory;
 mod pipeline;
 mod sources;
+mod stream_copy;
 mod viterbi;
 
 pub use backend::{Backend, viterbi_decoder};

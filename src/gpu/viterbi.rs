@@ -6,6 +6,7 @@ use super::compile::kernel;
 use super::device::{DeviceInfo, context, cuda, info_of};
 use super::memory::DeviceBuf;
 use super::pipeline::{BatchSplit, Pipeline, SlotSize, par_chunks, par_unpack, par_units};
+use super::stream_copy::stream_copy;
 use crate::codes::conv::{PuncturePattern, TileConfig, Tiler, Trellis, ViterbiMode};
 use crate::codes::llr::{Llr, all_finite, check_finite};
 use crate::codes::{BatchDecoder, CodeError, UnitShape};
@@ -406,7 +407,7 @@ fn stage_units<T: GpuLlr>(host: &mut [T], llrs: &[T], unit_len: usize, pitch: us
     let llrs = &llrs[range.start * unit_len..range.end * unit_len];
     let finite = std::sync::atomic::AtomicBool::new(true);
     let copy = |d: &mut [T], c: &[T]| {
-        d.copy_from_slice(c);
+        stream_copy(d, c);
         if T::F32 && !all_finite(c) {
             finite.store(false, std::sync::atomic::Ordering::Relaxed);
         }
