@@ -237,6 +237,12 @@ pub const KINDS: &[Kind] = &[
                 Literal::Count(0),
                 "work units per GPU batch (0 = sized to the device)",
             ),
+            Param::with_default(
+                "gpu_host_threads",
+                ParamType::Count,
+                Literal::Count(0),
+                "host threads staging LLRs for the GPU (0 = three quarters of the cores)",
+            ),
         ],
         ports: |a| Ok(io(Some(llr_type(a)?), Some(StreamType::U8))),
         add: |a, asm| by_llr(a, asm, add_viterbi::<i8>, add_viterbi::<f32>),
@@ -427,6 +433,7 @@ fn add_viterbi<T: GpuLlr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockI
         device: a.size("gpu_device")?,
         slots: a.size("gpu_slots")?,
         batch_units: a.size("gpu_batch_units")?,
+        host_threads: a.size("gpu_host_threads")?,
         ..Default::default()
     };
     let threads = a.size("threads")?;

@@ -2,7 +2,10 @@
 //! staging in and out, device buffers, one stream and its events. While slot i
 //! runs its kernel, slot i+1 copies in and slot i−1 copies out; results are
 //! collected in submission order. A batch is staged and copied in a few chunks,
-//! so that its copy in starts while the host still stages the rest.
+//! so that its copy in starts while the host still stages the rest. The host's
+//! copies run on the pipeline's own thread pool, sized so that staging outruns
+//! the copy engine without taking the host memory bandwidth the copy engine
+//! needs.
 
 use super::device::cuda;
 use super::memory::{DeviceBuf, Event, PinnedBuf};
@@ -44,15 +47,16 @@ const STAGE_CHUNKS: usize = 4;
 /// Fewest bytes worth a chunk of their own.
 const CHUNK_MIN_BYTES: usize = 8 << 20;
 
-impl<I: Copy, O: Copy> Slot<I, O> {
+impl<I: Copy + Send, O: Copy> Slot<I, O> {
     /// Stage `parts` parts of `part_len` items with `fill` in up to
     /// [`STAGE_CHUNKS`] chunks, queueing each chunk's copy in on the slot's
     /// stream as soon as it is staged.
     fn copy_in(
         &mut self,
+        host: &rayon::ThreadPool,
         parts: usize,
         part_len: usize,
-        mut fill: impl FnMut(&mut [I], std::ops::Range<usize>) -> anyhow::Result<()>,
+        mut fill: impl FnMut(&mut [I], std::ops::Range<usize>) -> anyhow::Result<()> + Send,
     ) -> anyhow::Result<()> {
         anyhow::ensure!(parts * part_len <= self.host_in.as_slice().len(), "batch input larger than the slot");
         let s = self.stream.cu_stream();
@@ -63,7 +67,8 @@ impl<I: Copy, O: Copy> Slot<I, O> {
         for (c, lo) in (0..parts.max(1)).step_by(per).enumerate() {
             let hi = (lo + per).min(parts);
             let items = lo * part_len..hi * part_len;
-            if let Err(e) = fill(&mut self.host_in.as_mut_slice()[items.clone()], lo..hi) {
+            let staging = &mut self.host_in.as_mut_slice()[items.clone()];
+            if let Err(e) = host.install(|| fill(staging, lo..hi)) {
                 // Chunks already queued still read the staging: let them finish.
                 let _ = self.stream.synchronize();
                 return Err(e);
@@ -99,14 +104,23 @@ pub(crate) struct Pipeline<I: Copy, O: Copy> {
     in_flight: usize,
     poison: Option<u8>,
     last: BatchSplit,
+    /// Runs the host's staging and unpacking copies.
+    host: rayon::ThreadPool,
 }
 
 impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<I, O> {
-    /// `slots` slots of `size` on the device of `ctx`. With `poison`, every
-    /// output buffer is filled with that byte before each kernel, so that an
-    /// output the kernel failed to write shows.
-    pub(crate) fn new(ctx: &Arc<CudaContext>, slots: usize, size: SlotSize, poison: Option<u8>) -> anyhow::Result<Self> {
+    /// `slots` slots of `size` on the device of `ctx`, the host's copies on
+    /// `host_threads` threads (0: [`default_host_threads`]). With `poison`,
+    /// every output buffer is filled with that byte before each kernel, so that
+    /// an output the kernel failed to write shows.
+    pub(crate) fn new(ctx: &Arc<CudaContext>, slots: usize, size: SlotSize, poison: Option<u8>, host_threads: usize) -> anyhow::Result<Self> {
         anyhow::ensure!(slots >= 1, "a GPU pipeline needs at least one slot");
+        let threads = if host_threads == 0 { default_host_threads() } else { host_threads };
+        let host = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("gpufec-stage-{i}"))
+            .build()
+            .map_err(|e| anyhow::anyhow!("could not start {threads} host threads for the GPU pipeline: {e}"))?;
         let slots = (0..slots)
             .map(|_| {
                 Ok(Slot {
@@ -122,7 +136,12 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
                 })
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
-        Ok(Self { ctx: ctx.clone(), slots, head: 0, in_flight: 0, poison, last: BatchSplit::default() })
+        Ok(Self { ctx: ctx.clone(), slots, head: 0, in_flight: 0, poison, last: BatchSplit::default(), host })
+    }
+
+    /// Threads of the host's copies.
+    pub(crate) fn host_threads(&self) -> usize {
+        self.host.current_num_threads()
     }
 
     /// Slots in the pipeline.
@@ -144,7 +163,7 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
         &mut self,
         parts: usize,
         part_len: usize,
-        fill: impl FnMut(&mut [I], std::ops::Range<usize>) -> anyhow::Result<()>,
+        fill: impl FnMut(&mut [I], std::ops::Range<usize>) -> anyhow::Result<()> + Send,
         out_len: usize,
         launch: impl FnOnce(sys::CUstream, usize, &DeviceBuf, &DeviceBuf) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
@@ -153,7 +172,7 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
         let poison = self.poison;
         let slot = &mut self.slots[self.head];
         anyhow::ensure!(out_len <= slot.host_out.as_slice().len(), "batch output larger than the slot");
-        slot.copy_in(parts, part_len, fill)?;
+        slot.copy_in(&self.host, parts, part_len, fill)?;
         let s = slot.stream.cu_stream();
         if let Some(b) = poison {
             // SAFETY: the slot's own device buffer, on its stream.
@@ -174,7 +193,7 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
     /// Wait for the oldest batch and hand its output to `consume`; `false` when
     /// nothing is in flight. A failure of any CUDA work of the batch is reported
     /// here with CUDA's message.
-    pub(crate) fn collect(&mut self, consume: impl FnOnce(&[O]) -> anyhow::Result<()>) -> anyhow::Result<bool> {
+    pub(crate) fn collect(&mut self, consume: impl FnOnce(&[O]) -> anyhow::Result<()> + Send) -> anyhow::Result<bool> {
         if self.in_flight == 0 {
             return Ok(false);
         }
@@ -184,7 +203,8 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
         // The slot is free again whatever `consume` says.
         self.in_flight -= 1;
         let t = std::time::Instant::now();
-        consume(&slot.host_out.as_slice()[..slot.out_len])?;
+        let out = &slot.host_out.as_slice()[..slot.out_len];
+        self.host.install(|| consume(out))?;
         let mut h2d_ms = 0.0;
         for [a, b] in &slot.h2d[..slot.chunks] {
             h2d_ms += a.ms_to(b)? as f64;
@@ -206,14 +226,14 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
         &mut self,
         parts: usize,
         part_len: usize,
-        fill: impl FnMut(&mut [I], std::ops::Range<usize>) -> anyhow::Result<()>,
+        fill: impl FnMut(&mut [I], std::ops::Range<usize>) -> anyhow::Result<()> + Send,
         reps: usize,
         mut launch: impl FnMut(sys::CUstream, usize, &DeviceBuf, &DeviceBuf) -> anyhow::Result<()>,
     ) -> anyhow::Result<f64> {
         anyhow::ensure!(self.in_flight == 0, "kernel timing needs an idle pipeline");
         self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
         let slot = &mut self.slots[0];
-        slot.copy_in(parts, part_len, fill)?;
+        slot.copy_in(&self.host, parts, part_len, fill)?;
         let s = slot.stream.cu_stream();
         launch(s, 0, &slot.dev_in, &slot.dev_out)?; // warm-up
         slot.done[0].record(s)?;
@@ -238,6 +258,16 @@ impl<I: Copy, O: Copy> Drop for Pipeline<I, O> {
             let _ = s.stream.synchronize();
         }
     }
+}
+
+/// Threads for a pipeline's host copies unless told: three quarters of the
+/// cores. Staging only has to outrun the copy engine (13–15 GB/s a core with
+/// streaming stores, against 55 GB/s of PCIe), and every thread more takes host
+/// memory bandwidth the copy engine needs. On two leases of the lent 16-core
+/// VM, 12 threads gave 20.5–21.0 Gb/s end to end, 8 gave 19.1–22.6 and 16 gave
+/// 20.0–20.6 (BENCHMARKS.md, fifth session).
+pub(crate) fn default_host_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| (n.get() * 3 / 4).max(1))
 }
 
 /// Append `units` units of `unit_bits` bits to `out`, one `u8` per bit, from

@@ -69,11 +69,14 @@ pub struct GpuOptions {
     /// (0: chosen here, see [`DEFAULT_MIN_BLOCKS_GLOBAL_I8`]). More blocks hide
     /// more latency; too many spill registers. A tuning knob for benchmarks.
     pub min_blocks_per_sm: u32,
+    /// Host threads that stage input into pinned memory and unpack output
+    /// (0: three quarters of the cores; see the pipeline for why not all).
+    pub host_threads: usize,
 }
 
 impl Default for GpuOptions {
     fn default() -> Self {
-        Self { device: 0, slots: 2, batch_units: 0, ring: RingPlace::Auto, poison: None, min_blocks_per_sm: 0 }
+        Self { device: 0, slots: 2, batch_units: 0, ring: RingPlace::Auto, poison: None, min_blocks_per_sm: 0, host_threads: 0 }
     }
 }
 
@@ -268,7 +271,7 @@ impl<T: GpuLlr> GpuViterbi<T> {
             dev_in_bytes: batch_units * pitch * llr_bytes + geometry.overread,
             out_items: tiles * tile.f.div_ceil(32),
         };
-        let pipe = Pipeline::new(&ctx, opts.slots, size, opts.poison)?;
+        let pipe = Pipeline::new(&ctx, opts.slots, size, opts.poison, opts.host_threads)?;
         let rings = (0..opts.slots)
             .map(|_| {
                 ring_global
@@ -512,7 +515,7 @@ impl<T: GpuLlr> BatchDecoder<T> for GpuViterbi<T> {
     fn describe(&self) -> String {
         let (major, minor) = self.device.compute_capability;
         format!(
-            "gpu {} ({}, sm_{major}{minor}, {} LLRs{}, survivors in {} memory, {} regs, {} tiles resident, {} tiles/batch, {} slots)",
+            "gpu {} ({}, sm_{major}{minor}, {} LLRs{}, survivors in {} memory, {} regs, {} tiles resident, {} tiles/batch, {} slots, {} host threads)",
             self.device.index,
             self.device.name,
             T::NAME,
@@ -522,6 +525,7 @@ impl<T: GpuLlr> BatchDecoder<T> for GpuViterbi<T> {
             self.resident_tiles,
             self.batch_units * self.tile.group,
             self.pipe.depth(),
+            self.pipe.host_threads(),
         )
     }
 }
