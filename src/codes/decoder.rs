@@ -45,7 +45,7 @@ pub trait BatchDecoder<T: Llr>: Send {
     fn decode_all(&mut self, llrs: &[T], out: &mut Vec<u8>) -> anyhow::Result<()> {
         let unit = self.unit();
         anyhow::ensure!(
-            llrs.len() % unit.llrs_in == 0,
+            llrs.len().is_multiple_of(unit.llrs_in),
             "{} LLRs are not a whole number of {}-LLR units",
             llrs.len(),
             unit.llrs_in

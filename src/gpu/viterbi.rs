@@ -109,7 +109,7 @@ impl Geometry {
         let period_bytes = input.pattern.kept_per_period() * llr_bytes;
         let b = trellis.k() as usize - 1;
         let load_bytes = if lcm(period_bytes, 16) / period_bytes <= 8 { 16 } else { 4 };
-        let vec_load = (tile.f / period * period_bytes) % load_bytes == 0;
+        let vec_load = (tile.f / period * period_bytes).is_multiple_of(load_bytes);
         let chunk = period * if vec_load { lcm(period_bytes, load_bytes) / period_bytes } else { 1 };
         let unroll = lcm(b, chunk);
         let win = (tile.subframe() + tile.v2).div_ceil(unroll) * unroll;
@@ -327,7 +327,7 @@ impl<T: GpuLlr> GpuViterbi<T> {
 
     fn check_batch(&self, llrs: &[T]) -> anyhow::Result<usize> {
         let unit = self.shape.llrs_in;
-        anyhow::ensure!(llrs.len() % unit == 0, "{} LLRs are not a whole number of {unit}-LLR work units", llrs.len());
+        anyhow::ensure!(llrs.len().is_multiple_of(unit), "{} LLRs are not a whole number of {unit}-LLR work units", llrs.len());
         let units = llrs.len() / unit;
         anyhow::ensure!(units <= self.batch_units, "{units} work units exceed the batch size of {}", self.batch_units);
         Ok(units)

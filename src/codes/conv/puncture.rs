@@ -292,7 +292,7 @@ impl Depuncturer {
             self.push_one(x, out);
         }
         let n = self.phase.pattern.n();
-        while self.phase.pos % n != 0 && !self.phase.pattern.keeps(self.phase.pos % n, self.phase.pos / n) {
+        while !self.phase.pos.is_multiple_of(n) && !self.phase.pattern.keeps(self.phase.pos % n, self.phase.pos / n) {
             self.phase.advance();
             out.push(T::default());
         }
@@ -309,7 +309,7 @@ impl Depuncturer {
     /// Check that the stream ended on a stage boundary.
     pub fn finish(&self) -> CodeResult<()> {
         let n = self.phase.pattern.n();
-        if self.phase.pos % n != 0 {
+        if !self.phase.pos.is_multiple_of(n) {
             return Err(CodeError::Truncated(format!(
                 "punctured stream ended inside a stage ({} of {n} outputs present)",
                 self.phase.pos % n

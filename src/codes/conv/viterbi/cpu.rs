@@ -113,7 +113,7 @@ impl<T: Llr> CpuViterbi<T> {
     /// Decode whole units of `llrs` into `out` (exactly units × bits_out long).
     pub fn decode_units(&mut self, llrs: &[T], out: &mut [u8]) -> CodeResult<()> {
         let shape = self.shape();
-        if llrs.len() % shape.llrs_in != 0 || out.len() != llrs.len() / shape.llrs_in * shape.bits_out {
+        if !llrs.len().is_multiple_of(shape.llrs_in) || out.len() != llrs.len() / shape.llrs_in * shape.bits_out {
             return Err(CodeError::LengthMismatch(format!(
                 "{} LLRs and {} output bits do not match units of {} LLRs → {} bits",
                 llrs.len(),

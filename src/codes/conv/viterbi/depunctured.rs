@@ -76,7 +76,7 @@ impl<T: Llr> BatchDecoder<T> for DepuncturedUnits<T> {
 
     fn submit(&mut self, llrs: &[T]) -> anyhow::Result<()> {
         let unit = self.shape.llrs_in;
-        anyhow::ensure!(llrs.len() % unit == 0, "{} LLRs are not a whole number of {unit}-LLR punctured units", llrs.len());
+        anyhow::ensure!(llrs.len().is_multiple_of(unit), "{} LLRs are not a whole number of {unit}-LLR punctured units", llrs.len());
         self.buf.clear();
         for u in llrs.chunks(unit) {
             self.depuncturer.restart_at(self.phase);

@@ -302,9 +302,11 @@ mod tests {
             for (f, v1, v2, f0) in [(256, 20, 35, 32), (100, 3, 7, 9), (50, 0, 0, 7), (20, 5, 40, 3), (64, 8, 8, 64)] {
                 let tile = TileConfig::new(f, v1, v2, Traceback::Parallel { f0 }).unwrap();
                 let wps = words_per_stage(trellis.states());
-                let mut scratch = Scratch::<f32>::default();
-                scratch.dec = (0..tile.stages() * wps).map(|_| r.random()).collect();
-                scratch.best = (0..tile.subframes()).map(|_| r.random_range(0..trellis.states())).collect();
+                let scratch = Scratch::<f32> {
+                    dec: (0..tile.stages() * wps).map(|_| r.random()).collect(),
+                    best: (0..tile.subframes()).map(|_| r.random_range(0..trellis.states())).collect(),
+                    ..Default::default()
+                };
                 let mut together = vec![9u8; f];
                 tile_traceback(&trellis, &tile, &scratch, &mut together);
                 let mut alone = vec![9u8; f];

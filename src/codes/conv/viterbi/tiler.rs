@@ -56,7 +56,7 @@ impl<T: Llr> Tiler<T> {
     /// must start on a period boundary (`f` a multiple of the period), so that
     /// every tile sees the same pattern.
     pub fn punctured(cfg: TileConfig, pattern: PuncturePattern) -> CodeResult<Self> {
-        if cfg.f % pattern.period() != 0 {
+        if !cfg.f.is_multiple_of(pattern.period()) {
             return Err(invalid!(
                 "tiles of f={} stages do not start on the {}-stage puncturing period of '{pattern}'; make f a multiple of {}",
                 cfg.f,
