@@ -9,7 +9,7 @@ use crate::blocks::{
 };
 use crate::codes::Llr;
 use crate::codes::conv::{
-    ConvCode, EncoderMode, FrameConfig, MAX_K, MIN_K, PuncturePattern, TileConfig, Traceback, Trellis, ViterbiMode,
+    ConvCode, EncoderMode, FrameConfig, MAX_K, MIN_K, PuncturePattern, TileConfig, Tiler, Traceback, Trellis, ViterbiMode,
 };
 use crate::gpu::{Backend, GpuLlr, GpuOptions, viterbi_decoder};
 use futuresdr::runtime::BlockId;
@@ -393,7 +393,8 @@ fn punctured(a: &Args, role: &str) -> anyhow::Result<Option<PuncturePattern>> {
         // PCIe and the Depuncture block's thread drops out of the chain.
         "auto" => {
             let tile = a.about("tile", TileConfig::parse(a.text("tile")?, Traceback::Serial))?;
-            if tile.f % p.period() == 0 { "decoder" } else { "block" }
+            // One definition of where the decoder can depuncture: the punctured tiler's.
+            if Tiler::<i8>::punctured(tile, p.clone()).is_ok() { "decoder" } else { "block" }
         }
         at => at,
     };

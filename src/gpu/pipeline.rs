@@ -263,9 +263,9 @@ impl<I: Copy, O: Copy> Drop for Pipeline<I, O> {
 /// Threads for a pipeline's host copies unless told: three quarters of the
 /// cores. Staging only has to outrun the copy engine (13–15 GB/s a core with
 /// streaming stores, against 55 GB/s of PCIe), and every thread more takes host
-/// memory bandwidth the copy engine needs. On two leases of the lent 16-core
-/// VM, 12 threads gave 20.5–21.0 Gb/s end to end, 8 gave 19.1–22.6 and 16 gave
-/// 20.0–20.6 (BENCHMARKS.md, fifth session).
+/// memory bandwidth the copy engine needs. Over six leases of the lent 16-core
+/// H200 and H100 VMs, 12 threads gave 19.7–21.0 Gb/s end to end, 8 gave
+/// 18.2–22.6 and 16 gave 16.7–20.6 (BENCHMARKS.md, version 4).
 pub(crate) fn default_host_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| (n.get() * 3 / 4).max(1))
 }
