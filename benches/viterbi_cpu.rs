@@ -11,7 +11,7 @@
 //! is the least disturbed by other work on the machine. Every level's bits are
 //! checked against the scalar reference's.
 
-use gpufec::codes::{BatchDecoder, Llr};
+use gpufec::codes::{Batch, BatchDecoder};
 use gpufec::codes::channel::{Awgn, Quantizer, bpsk_map};
 use gpufec::codes::conv::*;
 use rand::{Rng, SeedableRng, rngs::SmallRng};
@@ -28,7 +28,7 @@ fn channel(coded: &[u8], seed: u64) -> anyhow::Result<(Vec<f32>, Vec<i8>)> {
     let mut y = Vec::new();
     bpsk_map(coded, &mut y);
     ch.add_noise(&mut y);
-    let f = ch.llrs(&y);
+    let f: Vec<f32> = y.iter().map(|&v| ch.llr_gain() * v).collect();
     let mut q = Vec::new();
     Quantizer::new(16.0 * ch.sigma() * ch.sigma())?.quantize(&f, &mut q)?;
     Ok((f, q))
@@ -73,24 +73,25 @@ fn workloads(trellis: &Arc<Trellis>) -> anyhow::Result<Vec<Workload>> {
 }
 
 /// Best rate (Mb/s) over repetitions filling about `budget`, and the bits.
-fn measure<T: Llr>(dec: &mut CpuViterbi<T>, llrs: &[T], bits: usize, budget: Duration) -> anyhow::Result<(f64, Vec<u8>)> {
+fn measure<T: ViterbiLlr>(dec: &mut CpuViterbi<T>, llrs: &[T], bits: usize, budget: Duration) -> anyhow::Result<(f64, Vec<u8>)> {
     let mut out = vec![0u8; bits];
+    let batch = Batch::uniform(llrs, dec.shapes()[0].items)?;
     let (start, mut best, mut reps) = (Instant::now(), f64::INFINITY, 0);
     while reps < 3 || start.elapsed() < budget {
         let t = Instant::now();
-        dec.decode_units(llrs, &mut out)?;
+        dec.decode_units(&batch, &mut out)?;
         best = best.min(t.elapsed().as_secs_f64());
         reps += 1;
     }
     Ok((bits as f64 / best / 1e6, out))
 }
 
-fn row<T: Llr>(trellis: &Arc<Trellis>, w: &Workload, llrs: &[T], budget: Duration, filters: &[String]) -> anyhow::Result<()> {
+fn row<T: ViterbiLlr>(trellis: &Arc<Trellis>, w: &Workload, llrs: &[T], budget: Duration, filters: &[String]) -> anyhow::Result<()> {
     let threads_all = std::thread::available_parallelism().map_or(1, |n| n.get());
     let decoder = |level, threads| CpuViterbi::<T>::new(trellis.clone(), w.mode, threads)?.with_simd(level);
-    let unit = BatchDecoder::unit(&decoder(SimdLevel::Scalar, 1)?);
-    let mut reference = vec![0u8; llrs.len() / unit.llrs_in * unit.bits_out];
-    decoder(SimdLevel::Scalar, 0)?.decode_units(llrs, &mut reference)?;
+    let unit = decoder(SimdLevel::Scalar, 1)?.shapes()[0];
+    let mut reference = vec![0u8; llrs.len() / unit.items * unit.bits];
+    decoder(SimdLevel::Scalar, 0)?.decode_units(&Batch::uniform(llrs, unit.items)?, &mut reference)?;
     for level in SimdLevel::supported() {
         let label = format!("{} | {} | {level}", w.name, T::NAME);
         if !filters.iter().all(|f| label.contains(f.as_str())) {

@@ -4,8 +4,9 @@
 //!
 //! `cargo run --release --example tile_loss_tables [EBN0_DB] [BITS]`
 
+use gpufec::codes::BatchDecoder;
+use gpufec::codes::conv::tile_loss::TileLosses;
 use gpufec::codes::conv::*;
-use gpufec::codes::sim::{LinkDecoder, LlrKind, reference_slope, tile_loss};
 use std::sync::Arc;
 
 fn main() -> anyhow::Result<()> {
@@ -15,8 +16,11 @@ fn main() -> anyhow::Result<()> {
     let seed = 2026;
     let trellis = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
     let p = PuncturePattern::none(2);
-    let dec = |t: TileConfig| Ok(LinkDecoder::F32(Box::new(CpuViterbi::<f32>::new(trellis.clone(), ViterbiMode::Tiled(t), 0)?)));
-    let reference = reference_slope(&trellis, &p, ebn0, bits, seed, dec, LlrKind::F32)?;
+    let dec = |t: TileConfig| -> gpufec::codes::CodeResult<Box<dyn BatchDecoder<f32>>> {
+        Ok(Box::new(CpuViterbi::<f32>::new(trellis.clone(), ViterbiMode::Tiled(t), 0)?))
+    };
+    let at = TileLosses { trellis: trellis.clone(), puncture: p, ebn0_db: ebn0, bits, seed, decoder: &dec };
+    let reference = at.reference()?;
     println!("Eb/N0 {ebn0} dB, {bits} bits per cell, reference BER {:.3e}, slope {:.2} decades/dB", reference.0, reference.1);
     let fs = [32usize, 64, 128, 256, 512];
     println!("\nTable II (serial traceback, v1 = 20): loss in dB\n| v2 \\ f | {} |", fs.map(|f| f.to_string()).join(" | "));
@@ -24,8 +28,8 @@ fn main() -> anyhow::Result<()> {
     for v2 in [10usize, 20, 30, 40] {
         let row = fs
             .iter()
-            .map(|&f| tile_loss(&trellis, &p, TileConfig::new(f, 20, v2, Traceback::Serial)?, ebn0, bits, seed, reference, dec, LlrKind::F32))
-            .collect::<anyhow::Result<Vec<_>>>()?;
+            .map(|&f| at.loss(TileConfig::new(f, 20, v2, Traceback::Serial)?, reference))
+            .collect::<gpufec::codes::CodeResult<Vec<_>>>()?;
         println!("| {v2} | {} |", row.iter().map(|l| format!("{:.3}", l.loss_db)).collect::<Vec<_>>().join(" | "));
     }
     let f0s = [8usize, 16, 24, 32, 40, 48, 56];
@@ -34,8 +38,8 @@ fn main() -> anyhow::Result<()> {
     for v2 in [25usize, 30, 35, 40, 45] {
         let row = f0s
             .iter()
-            .map(|&f0| tile_loss(&trellis, &p, TileConfig::new(256, 20, v2, Traceback::Parallel { f0 })?, ebn0, bits, seed, reference, dec, LlrKind::F32))
-            .collect::<anyhow::Result<Vec<_>>>()?;
+            .map(|&f0| at.loss(TileConfig::new(256, 20, v2, Traceback::Parallel { f0 })?, reference))
+            .collect::<gpufec::codes::CodeResult<Vec<_>>>()?;
         println!("| {v2} | {} |", row.iter().map(|l| format!("{:.3}", l.loss_db)).collect::<Vec<_>>().join(" | "));
     }
     Ok(())

@@ -2,8 +2,9 @@
 //! exact CPU reference decoder beside every GPU one.
 //!
 //! Layers (each imports only the ones above it): [`codes`] (pure Rust codes,
-//! channels and CPU decoders), [`gpu`] (CUDA backend), [`blocks`] (FutureSDR
-//! blocks), [`flowgraph`] (flowgraph files and runs).
+//! channels, cutters, CPU decoders and link simulation), [`gpu`] (CUDA
+//! backend), [`blocks`] (FutureSDR blocks), [`flowgraph`] (flowgraph files and
+//! runs) and [`cli`] (the `gpufec` command). `docs/ARCHITECTURE.md` is the map.
 
 #![warn(missing_docs)]
 
@@ -11,6 +12,4 @@ pub mod codes;
 pub mod gpu;
 pub mod blocks;
 pub mod flowgraph;
-pub mod ber;
-pub mod bench;
-pub mod count;
+pub mod cli;

@@ -87,7 +87,7 @@ fn run_rejects_bad_files_and_settings_in_one_line() {
 fn ber_writes_json_with_every_field() {
     let json = temp_file("curve.json", "");
     let out = ok(&[
-        "ber", "--code", "conv", "--k", "7", "--polys", "171,133", "--rate", "2/3", "--mode", "streaming", "--tile",
+        "ber", "conv", "--k", "7", "--polys", "171,133", "--rate", "2/3", "--mode", "streaming", "--tile",
         "64,20,30", "--traceback", "parallel:16", "--ebn0", "3:1:4", "--max-bits", "5e4", "--max-errors", "1e3",
         "--seed", "9", "--backend", "cpu", "--json", &json,
     ]);
@@ -105,13 +105,13 @@ fn ber_writes_json_with_every_field() {
             assert!(p[field].is_number(), "point lacks {field}: {p}");
         }
     }
-    let out = ok(&["ber", "--code", "conv", "--mode", "terminated", "--frame", "500", "--ebn0", "4", "--max-bits", "2e4"]);
+    let out = ok(&["ber", "conv", "--mode", "terminated", "--frame", "500", "--ebn0", "4", "--max-bits", "2e4"]);
     assert!(out.contains("20000 bits") && out.contains("40 frames"), "{out}");
 }
 
 #[test]
 fn ber_rejects_bad_options_in_one_line() {
-    let ber = |more: &[&'static str]| [&["ber", "--code", "conv", "--ebn0", "4"], more].concat();
+    let ber = |more: &[&'static str]| [&["ber", "conv", "--ebn0", "4"], more].concat();
     fails(&ber(&["--rate", "4/5"]), &["--rate", "4/5"]);
     fails(&ber(&["--k", "12"]), &["--k", "K=12"]);
     fails(&ber(&["--polys", "171,9"]), &["--k/--polys"]);
@@ -123,8 +123,8 @@ fn ber_rejects_bad_options_in_one_line() {
         fails(&ber(&["--backend", "gpu"]), &["--backend gpu: "]);
     }
     rejected(&ber(&["--max-bits", "1.5"]), "'1.5' is not a count");
-    rejected(&["ber", "--code", "conv", "--ebn0", "1:x:3"], "Eb/N0 'x'");
-    rejected(&["ber", "--code", "turbo", "--ebn0", "1"], "turbo");
+    rejected(&["ber", "conv", "--ebn0", "1:x:3"], "Eb/N0 'x'");
+    rejected(&["ber", "turbo", "--ebn0", "1"], "turbo");
 }
 
 #[test]

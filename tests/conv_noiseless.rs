@@ -15,7 +15,7 @@ fn random_bits(n: usize, seed: u64) -> Vec<u8> {
     (0..n).map(|_| r.random_range(0..2u8)).collect()
 }
 
-fn decode_stream<T: gpufec::codes::Llr>(trellis: &Arc<Trellis>, tile: TileConfig, llrs: &[T], stages: usize) -> Vec<u8> {
+fn decode_stream<T: ViterbiLlr>(trellis: &Arc<Trellis>, tile: TileConfig, llrs: &[T], stages: usize) -> Vec<u8> {
     let mut tiler = Tiler::new(tile, trellis.n());
     let mut tiles = Vec::new();
     tiler.push(llrs, &mut tiles);

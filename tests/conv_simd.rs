@@ -6,7 +6,7 @@
 
 use gpufec::codes::channel::{Awgn, Quantizer, bpsk_map};
 use gpufec::codes::conv::*;
-use gpufec::codes::{BatchDecoder, Llr};
+use gpufec::codes::BatchDecoder;
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 use std::sync::Arc;
 
@@ -37,7 +37,7 @@ fn inputs(coded: &[u8], seed: u64) -> Vec<(&'static str, Vec<f32>, Vec<i8>)> {
     let mut y = Vec::new();
     bpsk_map(coded, &mut y);
     ch.add_noise(&mut y);
-    let f = ch.llrs(&y);
+    let f: Vec<f32> = y.iter().map(|&v| ch.llr_gain() * v).collect();
     let var = ch.sigma() * ch.sigma();
     let quant = |scale: f32| {
         let mut q = Vec::new();
@@ -89,7 +89,7 @@ fn coded(trellis: &Arc<Trellis>, mode: ViterbiMode, info: &[u8]) -> Vec<u8> {
 }
 
 /// Whole work units of `llrs` for `mode`.
-fn units<T: Llr>(mode: ViterbiMode, n: usize, llrs: &[T]) -> Vec<T> {
+fn units<T: ViterbiLlr>(mode: ViterbiMode, n: usize, llrs: &[T]) -> Vec<T> {
     match mode {
         ViterbiMode::Tiled(tile) => {
             let mut tiler = Tiler::new(tile, n);
@@ -102,7 +102,7 @@ fn units<T: Llr>(mode: ViterbiMode, n: usize, llrs: &[T]) -> Vec<T> {
     }
 }
 
-fn decode<T: Llr>(trellis: &Arc<Trellis>, mode: ViterbiMode, level: SimdLevel, llrs: &[T]) -> Vec<u8> {
+fn decode<T: ViterbiLlr>(trellis: &Arc<Trellis>, mode: ViterbiMode, level: SimdLevel, llrs: &[T]) -> Vec<u8> {
     let mut dec = CpuViterbi::<T>::new(trellis.clone(), mode, 2).unwrap().with_batch_units(5).with_simd(level).unwrap();
     assert_eq!(dec.simd(), level);
     let mut out = Vec::new();
@@ -110,7 +110,7 @@ fn decode<T: Llr>(trellis: &Arc<Trellis>, mode: ViterbiMode, level: SimdLevel, l
     out
 }
 
-fn check<T: Llr>(trellis: &Arc<Trellis>, mode: ViterbiMode, llrs: &[T], what: &str) {
+fn check<T: ViterbiLlr>(trellis: &Arc<Trellis>, mode: ViterbiMode, llrs: &[T], what: &str) {
     let reference = decode(trellis, mode, SimdLevel::Scalar, llrs);
     for level in SimdLevel::supported() {
         let bits = decode(trellis, mode, level, llrs);

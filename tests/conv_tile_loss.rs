@@ -1,24 +1,27 @@
 //! The tiled decoder's loss against the full-frame decoder follows the paper's
 //! trend (its Tables II and III), measured on the same bits and noise.
 
+use gpufec::codes::BatchDecoder;
+use gpufec::codes::conv::tile_loss::TileLosses;
 use gpufec::codes::conv::*;
-use gpufec::codes::sim::{LinkDecoder, LlrKind, reference_slope, tile_loss};
 use std::sync::Arc;
 
 const EBN0: f64 = 3.0;
 const BITS: u64 = 3_000_000;
 const SEED: u64 = 17;
 
-fn cpu(trellis: &Arc<Trellis>) -> impl Fn(TileConfig) -> anyhow::Result<LinkDecoder> + '_ {
-    move |t| Ok(LinkDecoder::F32(Box::new(CpuViterbi::<f32>::new(trellis.clone(), ViterbiMode::Tiled(t), 0)?)))
+fn cpu(trellis: &Arc<Trellis>) -> impl Fn(TileConfig) -> gpufec::codes::CodeResult<Box<dyn BatchDecoder<f32>>> + '_ {
+    move |t| Ok(Box::new(CpuViterbi::<f32>::new(trellis.clone(), ViterbiMode::Tiled(t), 0)?))
 }
 
 #[test]
 fn loss_shrinks_with_v2_and_meets_the_paper_points() {
     let trellis = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
     let p = PuncturePattern::none(2);
-    let reference = reference_slope(&trellis, &p, EBN0, BITS, SEED, cpu(&trellis), LlrKind::F32).unwrap();
-    let loss = |tile: TileConfig| tile_loss(&trellis, &p, tile, EBN0, BITS, SEED, reference, cpu(&trellis), LlrKind::F32).unwrap();
+    let dec = cpu(&trellis);
+    let at = TileLosses { trellis: trellis.clone(), puncture: p, ebn0_db: EBN0, bits: BITS, seed: SEED, decoder: &dec };
+    let reference = at.reference().unwrap();
+    let loss = |tile: TileConfig| at.loss(tile, reference).unwrap();
     let serial: Vec<f64> = [10, 20, 32, 45]
         .iter()
         .map(|&v2| loss(TileConfig::new(256, 20, v2, Traceback::Serial).unwrap()).loss_db)

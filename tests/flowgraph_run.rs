@@ -6,11 +6,12 @@
 //! depuncturing.
 
 use gpufec::blocks::BerCounts;
-use gpufec::codes::conv::{ConvCode, CpuViterbi, PuncturePattern, TileConfig, Traceback, Trellis, ViterbiMode};
-use gpufec::codes::sim::{ConvLink, LinkDecoder, LlrKind, StopRule};
+use gpufec::codes::conv::{ConvCode, ConvLink, ConvSetup, CpuViterbi, PuncturePattern, TileConfig, Traceback, Trellis, ViterbiMode};
+use gpufec::codes::sim::{Link, StopRule, run_point};
 use gpufec::flowgraph::{BuildOptions, FlowgraphFile, Override, Summary, build, run};
 use gpufec::gpu::Backend;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 const SHIPPED: &str = "flowgraphs/viterbi_awgn.toml";
@@ -36,7 +37,7 @@ fn run_file(llr: &str, sets: &[String], backend: Backend) -> anyhow::Result<Summ
         file.apply(&s.parse::<Override>()?)?;
     }
     let built = build(&file, &BuildOptions { backend: Some(backend) })?;
-    run(built, Duration::from_secs(3600), |_| {})
+    run(built, Duration::from_secs(3600), &AtomicBool::new(false), |_| {})
 }
 
 fn counts(s: &Summary) -> BerCounts {
@@ -49,19 +50,14 @@ fn simulate(llr: &str, rate: &str, ebn0_db: f64, bits: u64, seed: u64) -> BerCou
     let trellis = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
     let tile = TileConfig::new(256, 20, 20, Traceback::Serial).unwrap().with_group(64).unwrap();
     let mode = ViterbiMode::Tiled(tile);
-    let link = ConvLink {
-        trellis: trellis.clone(),
-        puncture: PuncturePattern::standard(rate).unwrap(),
-        mode,
-        frame_bits: 256,
-        llr: if llr == "i8" { LlrKind::I8 { scale: Some(SCALE) } } else { LlrKind::F32 },
-    };
-    let mut dec = if llr == "i8" {
-        LinkDecoder::I8(Box::new(CpuViterbi::<i8>::new(trellis, mode, 0).unwrap()))
+    let setup = ConvSetup { trellis: trellis.clone(), puncture: PuncturePattern::standard(rate).unwrap(), mode, frame_bits: 256, i8_scale: Some(SCALE) };
+    let mut link: Box<dyn Link> = if llr == "i8" {
+        Box::new(ConvLink::new(setup, Box::new(CpuViterbi::<i8>::new(trellis, mode, 0).unwrap())).unwrap())
     } else {
-        LinkDecoder::F32(Box::new(CpuViterbi::<f32>::new(trellis, mode, 0).unwrap()))
+        Box::new(ConvLink::new(setup, Box::new(CpuViterbi::<f32>::new(trellis, mode, 0).unwrap())).unwrap())
     };
-    let p = link.run_point(&mut dec, ebn0_db, StopRule { max_bits: bits, max_errors: u64::MAX }, seed).unwrap();
+    let stop = StopRule { max_bits: bits, max_errors: u64::MAX };
+    let p = run_point(link.as_mut(), ebn0_db, seed, stop, &AtomicBool::new(false), Duration::MAX, |_| {}).unwrap();
     BerCounts { bits: p.bits, bit_errors: p.bit_errors, frames: p.frames, frame_errors: p.frame_errors }
 }
 

@@ -15,7 +15,8 @@
 use gpufec::codes::BatchDecoder;
 use gpufec::codes::channel::{Awgn, Quantizer, bpsk_map};
 use gpufec::codes::conv::*;
-use gpufec::gpu::{GpuLlr, GpuOptions, GpuViterbi, RingPlace, compile_viterbi_kernel};
+use gpufec::codes::{Batch, Decoded, LlrType, UnitSpan};
+use gpufec::gpu::{Backend, BackendOptions, GpuViterbi, PipelineOptions, SurvivorMemory, ViterbiTuning, compile_viterbi_kernel, viterbi_decoder};
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 use std::sync::Arc;
 
@@ -47,7 +48,7 @@ struct Case {
     /// The kernel depunctures (else the units arrive depunctured).
     on_load: bool,
     tile: TileConfig,
-    ring: RingPlace,
+    ring: SurvivorMemory,
     batch_units: usize,
     bits: usize,
 }
@@ -62,7 +63,7 @@ fn cases() -> Vec<Case> {
     let tbs = [Traceback::Serial, Traceback::Parallel { f0: 8 }, Traceback::Parallel { f0: 16 }, Traceback::Parallel { f0: 32 }];
     let v1s = [20, 0, 7];
     let groups = [1, 3, 16];
-    let rings = [RingPlace::Auto, RingPlace::Global, RingPlace::Auto, RingPlace::Shared];
+    let rings = [SurvivorMemory::Auto, SurvivorMemory::Global, SurvivorMemory::Auto, SurvivorMemory::Shared];
     let mut out: Vec<Case> = (0..36)
         .map(|i| {
             let (k, polys) = codes[i % 3];
@@ -101,13 +102,13 @@ fn cases() -> Vec<Case> {
     let mut extra = |k, polys: &[u32], rate, on_load, tile: TileConfig, ring, batch_units, bits| {
         out.push(Case { k, polys: polys.to_vec(), rate, on_load, tile, ring, batch_units, bits })
     };
-    extra(7, &[0o171, 0o133], "1/2", false, t(30, 5, 13, Traceback::Parallel { f0: 7 }, 3), RingPlace::Auto, 2, 2000);
-    extra(7, &[0o133, 0o171, 0o165], "1/3", false, t(64, 20, 32, Traceback::Serial, 5), RingPlace::Auto, 2, 3000);
-    extra(5, &[0o25, 0o33, 0o37, 0o27], "1/4", false, t(33, 3, 10, Traceback::Parallel { f0: 11 }, 1), RingPlace::Global, 4, 1500);
-    extra(7, &[0o171, 0o133], "1/2", false, t(256, 20, 32, Traceback::Serial, 64), RingPlace::Auto, 0, 300_001);
+    extra(7, &[0o171, 0o133], "1/2", false, t(30, 5, 13, Traceback::Parallel { f0: 7 }, 3), SurvivorMemory::Auto, 2, 2000);
+    extra(7, &[0o133, 0o171, 0o165], "1/3", false, t(64, 20, 32, Traceback::Serial, 5), SurvivorMemory::Auto, 2, 3000);
+    extra(5, &[0o25, 0o33, 0o37, 0o27], "1/4", false, t(33, 3, 10, Traceback::Parallel { f0: 11 }, 1), SurvivorMemory::Global, 4, 1500);
+    extra(7, &[0o171, 0o133], "1/2", false, t(256, 20, 32, Traceback::Serial, 64), SurvivorMemory::Auto, 0, 300_001);
     // n = 3 punctured to rate 1/2 (odd period size), and the headline tile at 3/4.
-    extra(7, &[0o133, 0o171, 0o165], "110,011,101", true, t(63, 8, 20, Traceback::Parallel { f0: 16 }, 5), RingPlace::Auto, 2, 3000);
-    extra(7, &[0o171, 0o133], "3/4", true, t(255, 20, 20, Traceback::Serial, 64), RingPlace::Auto, 0, 300_001);
+    extra(7, &[0o133, 0o171, 0o165], "110,011,101", true, t(63, 8, 20, Traceback::Parallel { f0: 16 }, 5), SurvivorMemory::Auto, 2, 3000);
+    extra(7, &[0o171, 0o133], "3/4", true, t(255, 20, 20, Traceback::Serial, 64), SurvivorMemory::Auto, 0, 300_001);
     out
 }
 
@@ -135,7 +136,7 @@ fn channel(case: &Case, trellis: &Arc<Trellis>, seed: u64) -> (Vec<u8>, Vec<f32>
     let mut y = Vec::new();
     bpsk_map(&sent, &mut y);
     ch.add_noise(&mut y);
-    let mut f = ch.llrs(&y);
+    let mut f: Vec<f32> = y.iter().map(|&v| ch.llr_gain() * v).collect();
     if !case.on_load {
         let mut d = Vec::new();
         Depuncturer::new(pattern).depuncture(&f, &mut d);
@@ -147,7 +148,7 @@ fn channel(case: &Case, trellis: &Arc<Trellis>, seed: u64) -> (Vec<u8>, Vec<f32>
 }
 
 /// The work units of `llrs` for `case`, punctured when the kernel depunctures.
-fn units<T: GpuLlr>(case: &Case, n: usize, llrs: &[T]) -> Vec<T> {
+fn units<T: ViterbiLlr>(case: &Case, n: usize, llrs: &[T]) -> Vec<T> {
     let mut tiler = if case.on_load { Tiler::punctured(case.tile, pattern(case, n)).unwrap() } else { Tiler::new(case.tile, n) };
     let mut out = Vec::new();
     tiler.push(llrs, &mut out);
@@ -155,18 +156,16 @@ fn units<T: GpuLlr>(case: &Case, n: usize, llrs: &[T]) -> Vec<T> {
     out
 }
 
-fn gpu_decoder<T: GpuLlr>(trellis: &Arc<Trellis>, case: &Case) -> anyhow::Result<GpuViterbi<T>> {
-    let opts = GpuOptions { batch_units: case.batch_units, ring: case.ring, poison: Some(0xa5), ..Default::default() };
-    if case.on_load {
-        GpuViterbi::<T>::punctured(trellis.clone(), case.tile, &pattern(case, trellis.n()), opts)
-    } else {
-        GpuViterbi::<T>::new(trellis.clone(), ViterbiMode::Tiled(case.tile), opts)
-    }
+fn gpu_decoder<T: ViterbiLlr>(trellis: &Arc<Trellis>, case: &Case) -> anyhow::Result<GpuViterbi<T>> {
+    let pipeline = PipelineOptions { batch_units: case.batch_units, poison: Some(0xa5), ..Default::default() };
+    let tuning = ViterbiTuning { survivors: case.ring, ..Default::default() };
+    let p = pattern(case, trellis.n());
+    GpuViterbi::<T>::new(trellis.clone(), case.tile, case.on_load.then_some(&p), &pipeline, tuning)
 }
 
 /// Decode `units` on the CPU (scalar model, behind [`DepuncturedUnits`] when
 /// the kernel depunctures) and the GPU and compare bit by bit.
-fn compare<T: GpuLlr>(trellis: &Arc<Trellis>, case: &Case, gpu: &mut GpuViterbi<T>, units: &[T]) -> Result<(), String> {
+fn compare<T: ViterbiLlr>(trellis: &Arc<Trellis>, case: &Case, gpu: &mut GpuViterbi<T>, units: &[T]) -> Result<(), String> {
     let mode = ViterbiMode::Tiled(case.tile);
     let plain = Box::new(CpuViterbi::<T>::new(trellis.clone(), mode, 0).unwrap().with_simd(SimdLevel::Scalar).unwrap());
     let mut cpu: Box<dyn BatchDecoder<T>> = if case.on_load {
@@ -241,7 +240,7 @@ fn gpu_matches_on_adversarial_inputs() {
         rate: "1/2",
         on_load: false,
         tile: TileConfig::new(64, 20, 45, Traceback::Parallel { f0: 16 }).unwrap().with_group(4).unwrap(),
-        ring: RingPlace::Auto,
+        ring: SurvivorMemory::Auto,
         batch_units: 2,
         bits: 5000,
     };
@@ -270,29 +269,41 @@ fn gpu_refuses_bad_input_with_clear_errors() {
     let trellis = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
     let tile = TileConfig::new(64, 20, 20, Traceback::Serial).unwrap();
     let frame = ViterbiMode::Frame(FrameConfig::new(100, true).unwrap());
-    let e = GpuViterbi::<i8>::new(trellis.clone(), frame, GpuOptions::default()).err().unwrap();
+    let on_gpu = BackendOptions { backend: Backend::Gpu, ..Default::default() };
+    let e = viterbi_decoder::<i8>(trellis.clone(), frame, None, &on_gpu, ViterbiTuning::default()).err().unwrap();
     assert!(format!("{e:#}").contains("frames are decoded on the CPU"), "{e:#}");
     let long = TileConfig::new(8192, 20, 64, Traceback::Serial).unwrap();
-    let shared = GpuOptions { ring: RingPlace::Shared, ..Default::default() };
-    let e = GpuViterbi::<i8>::new(trellis.clone(), ViterbiMode::Tiled(long), shared).err().unwrap();
+    let shared = ViterbiTuning { survivors: SurvivorMemory::Shared, ..Default::default() };
+    let e = GpuViterbi::<i8>::new(trellis.clone(), long, None, &PipelineOptions::default(), shared).err().unwrap();
     assert!(format!("{e:#}").contains("shared memory"), "{e:#}");
-    let e = GpuViterbi::<i8>::new(trellis.clone(), ViterbiMode::Tiled(tile), GpuOptions { device: 99, ..Default::default() }).err().unwrap();
+    let e = GpuViterbi::<i8>::new(trellis.clone(), tile, None, &PipelineOptions { device: 99, ..Default::default() }, ViterbiTuning::default()).err().unwrap();
     assert!(format!("{e:#}").contains("device 99 does not exist"), "{e:#}");
+    let e = GpuViterbi::<i8>::new(trellis.clone(), tile, None, &PipelineOptions { batch_units: 1 << 40, ..Default::default() }, ViterbiTuning::default()).err().unwrap();
+    assert!(format!("{e:#}").contains("exceeds the limit"), "{e:#}");
 
-    let opts = GpuOptions { batch_units: 2, ..Default::default() };
-    let mut d = GpuViterbi::<f32>::new(trellis.clone(), ViterbiMode::Tiled(tile), opts).unwrap();
-    let unit = d.unit().llrs_in;
-    let mut out = Vec::new();
+    let opts = PipelineOptions { batch_units: 2, ..Default::default() };
+    let mut d = GpuViterbi::<f32>::new(trellis.clone(), tile, None, &opts, ViterbiTuning::default()).unwrap();
+    let unit = d.shapes()[0].items;
+    let mut out = Decoded::default();
     let mut nan = vec![1.0f32; unit];
     nan[17] = f32::NAN;
-    let e = d.submit(&nan).unwrap_err();
+    let e = d.submit(&Batch::uniform(&nan, unit).unwrap()).unwrap_err();
     assert!(format!("{e:#}").contains("LLR at index 17 "), "{e:#}");
-    assert!(d.submit(&vec![1.0; unit + 1]).is_err(), "a partial unit must be refused");
-    assert!(d.submit(&vec![1.0; 3 * unit]).is_err(), "more units than a batch must be refused");
+    let partial = vec![1.0; unit + 1];
+    assert!(Batch::uniform(&partial, unit).is_err(), "a partial unit must be refused");
+    let long_unit = [UnitSpan { start: 0, len: unit + 1, format: 0 }];
+    assert!(d.submit(&Batch::spans(&partial, &long_unit).unwrap()).is_err(), "a unit of the wrong length must be refused");
+    let three = vec![1.0; 3 * unit];
+    assert!(d.submit(&Batch::uniform(&three, unit).unwrap()).is_err(), "more units than a batch must be refused");
     assert!(!d.collect(&mut out).unwrap());
-    // The decoder still works after refusals.
-    d.decode_all(&vec![1.0; 2 * unit], &mut out).unwrap();
-    assert_eq!(out, vec![0; 2 * 64]);
+    // The decoder still works after refusals, on spans with gaps too.
+    let mut bits = Vec::new();
+    d.decode_all(&vec![1.0; 2 * unit], &mut bits).unwrap();
+    assert_eq!(bits, vec![0; 2 * 64]);
+    let gapped = vec![1.0f32; 2 * unit + 5];
+    let spans = [UnitSpan { start: 0, len: unit, format: 0 }, UnitSpan { start: unit + 5, len: unit, format: 0 }];
+    d.decode(&Batch::spans(&gapped, &spans).unwrap(), &mut out).unwrap();
+    assert_eq!((out.bits.len(), out.reports.len()), (2 * 64, 2));
 }
 
 #[test]
@@ -313,7 +324,8 @@ fn every_kernel_configuration_compiles_for_sm_90() {
                 s.spawn(move || {
                     let trellis = Trellis::new(&ConvCode::new(case.k, &case.polys).unwrap());
                     let p = pattern(case, trellis.n());
-                    compile_viterbi_kernel(&trellis, &case.tile, case.on_load.then_some(&p), f32, global, "sm_90").err().map(|e| format!("{case:?}: {e:#}"))
+                    let llr = if f32 { LlrType::F32 } else { LlrType::I8 };
+                    compile_viterbi_kernel(&trellis, &case.tile, case.on_load.then_some(&p), llr, global, "sm_90").err().map(|e| format!("{case:?}: {e:#}"))
                 })
             })
             .collect();

@@ -9,9 +9,29 @@ use futuresdr::runtime::Flowgraph;
 use gpufec::blocks::*;
 use gpufec::codes::BatchDecoder;
 use gpufec::codes::conv::{
-    ConvCode, CpuViterbi, DepuncturedUnits, EncoderMode, FrameConfig, PuncturePattern, TileConfig, Traceback, Trellis, ViterbiMode,
+    self, ConvCode, CpuViterbi, DepuncturedUnits, EncoderMode, FrameConfig, PuncturePattern, TileConfig, Tiler, Traceback, Trellis, ViterbiMode,
 };
+use gpufec::codes::framing::{BlockCutter, Cutter};
 use std::sync::Arc;
+
+/// How the framer cuts: tiles of the depunctured stream, tiles of the
+/// punctured stream (the decoder depunctures), or code blocks.
+#[derive(Clone)]
+enum Framing {
+    Tiles { tile: TileConfig, n: usize },
+    PuncturedTiles { tile: TileConfig, pattern: PuncturePattern },
+    Blocks { llrs: usize },
+}
+
+impl Framing {
+    fn cutter(&self) -> Box<dyn Cutter<f32>> {
+        match self {
+            Framing::Tiles { tile, n } => Box::new(Tiler::new(*tile, *n)),
+            Framing::PuncturedTiles { tile, pattern } => Box::new(Tiler::punctured(*tile, pattern.clone()).unwrap()),
+            Framing::Blocks { llrs } => Box::new(BlockCutter::fixed(*llrs).unwrap()),
+        }
+    }
+}
 
 fn k7() -> Arc<Trellis> {
     Arc::new(Trellis::new(&ConvCode::k7_171_133()))
@@ -31,18 +51,19 @@ fn run(bits: u64, rate: &str, encoder: EncoderMode, framing: Framing, mode: Vite
         }
         _ => (plain, pattern.clone()),
     };
-    let sink = BerSink::new(100, BerStop::default()).report_to(&errors);
+    let sink = BerSink::new(100, BerStop::default()).unwrap().report_to(&errors);
     let counters = sink.counters();
     // Readers before writers (see `gpufec::blocks`).
     let mut fg = Flowgraph::new();
     let ber = fg.add(sink);
-    let dec = fg.add(ViterbiDecoder::new(decoder).report_to(&errors));
-    let fra = fg.add(Framer::<f32>::new(framing).unwrap().report_to(&errors));
-    let dep = fg.add(Depuncture::<f32>::new(depuncture).report_to(&errors));
-    let llr = fg.add(LlrDemapper::new(60.0, pattern.rate()).unwrap().report_to(&errors));
-    let map = fg.add(BpskMapper::new());
-    let pun = fg.add(Puncture::new(pattern));
-    let enc = fg.add(ConvEncoder::new(k7(), encoder).unwrap().report_to(&errors));
+    let dec = fg.add(ViterbiDecoder::new(decoder).unwrap().report_to(&errors));
+    let fra = fg.add(Framer::<f32>::new(framing.cutter()).unwrap().report_to(&errors));
+    let n = depuncture.n();
+    let dep = fg.add(Depuncture::<f32>::new(depuncture, n).unwrap().report_to(&errors));
+    let llr = fg.add(LlrDemapper::<f32>::new(60.0, pattern.rate()).unwrap().report_to(&errors));
+    let map = fg.add(BpskMapper::<f32>::new());
+    let pun = fg.add(Puncture::new(pattern, 2).unwrap());
+    let enc = fg.add(ConvEncoder::new(conv::ConvEncoder::new(k7(), encoder).unwrap()).report_to(&errors));
     let src = fg.add(RandomBits::new(5, Some(bits)));
     let chain = [src.id(), enc.id(), pun.id(), map.id(), llr.id(), dep.id(), fra.id(), dec.id()];
     for w in chain.windows(2) {

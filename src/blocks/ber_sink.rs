@@ -1,7 +1,7 @@
 //! Bit and frame error counting sink.
 
 use super::{FirstError, Reporting};
-use crate::codes::sim::Tally;
+use crate::codes::sim::{StopRule, Tally};
 use futuresdr::runtime::dev::prelude::*;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -30,14 +30,14 @@ pub struct BerCounts {
 }
 
 impl BerCounts {
-    /// Bit error rate (0 when nothing was compared).
+    /// Bit error rate; NaN when nothing was compared (no result from nothing).
     pub fn ber(&self) -> f64 {
-        self.bit_errors as f64 / self.bits.max(1) as f64
+        if self.bits == 0 { f64::NAN } else { self.bit_errors as f64 / self.bits as f64 }
     }
 
-    /// Frame error rate (0 when nothing was compared).
+    /// Frame error rate; NaN when nothing was compared.
     pub fn fer(&self) -> f64 {
-        self.frame_errors as f64 / self.frames.max(1) as f64
+        if self.frames == 0 { f64::NAN } else { self.frame_errors as f64 / self.frames as f64 }
     }
 }
 
@@ -79,7 +79,8 @@ impl BerCounters {
 
 /// Compares decoded bits with the reference bits: counts bits, bit errors,
 /// frames and frame errors ([`Tally`], as the link simulator does), and stops
-/// the run when a [`BerStop`] target is reached.
+/// the run when a [`BerStop`] target is reached: at exactly `max_bits`, or at
+/// the end of the frame in which the `max_errors`-th error fell.
 ///
 /// Reference bits are taken as they come and held until the decoded ones
 /// arrive, so the decoder's latency never stalls the source. When both streams
@@ -99,14 +100,15 @@ impl BerCounters {
 /// # Usage
 /// ```
 /// use gpufec::blocks::{BerSink, BerStop};
-/// let sink = BerSink::new(256, BerStop { max_bits: None, max_errors: Some(100) });
+/// let sink = BerSink::new(256, BerStop { max_bits: None, max_errors: Some(100) })?;
 /// let live = sink.counters();   // read it from another thread while the flowgraph runs
 /// assert_eq!(live.counts().bits, 0);
+/// assert!(BerSink::new(256, BerStop { max_bits: Some(0), max_errors: None }).is_err());
+/// # Ok::<(), anyhow::Error>(())
 /// ```
 #[derive(Block)]
 pub struct BerSink {
     tally: Tally,
-    stop: BerStop,
     counters: Arc<BerCounters>,
     waiting: VecDeque<u8>,
     errors: FirstError,
@@ -117,27 +119,26 @@ pub struct BerSink {
 }
 
 impl BerSink {
-    /// Sink counting frames of `frame_bits` bits (at least 1), stopping as `stop` says.
-    pub fn new(frame_bits: usize, stop: BerStop) -> Self {
-        Self {
-            tally: Tally::new(0.0, frame_bits),
-            stop,
+    /// Sink counting frames of `frame_bits` bits (at least 1), stopping as
+    /// `stop` says (a limit of 0 counts nothing, and is refused).
+    pub fn new(frame_bits: usize, stop: BerStop) -> anyhow::Result<Self> {
+        anyhow::ensure!(frame_bits > 0, "a frame of 0 bits; frame_bits must be at least 1");
+        anyhow::ensure!(stop.max_bits != Some(0), "max_bits = 0 would count nothing; give at least 1 or leave it out");
+        anyhow::ensure!(stop.max_errors != Some(0), "max_errors = 0 would stop before the first bit; give at least 1 or leave it out");
+        let rule = StopRule { max_bits: stop.max_bits.unwrap_or(u64::MAX), max_errors: stop.max_errors.unwrap_or(u64::MAX) };
+        Ok(Self {
+            tally: Tally::new(0.0, frame_bits).stopping(rule),
             counters: Arc::default(),
             waiting: VecDeque::new(),
             errors: FirstError::default(),
             reference: DefaultCpuReader::default(),
             decoded: DefaultCpuReader::default(),
-        }
+        })
     }
 
     /// A handle on the live counters.
     pub fn counters(&self) -> Arc<BerCounters> {
         self.counters.clone()
-    }
-
-    fn target_reached(&self) -> bool {
-        let p = self.tally.point();
-        self.stop.max_bits.is_some_and(|m| p.bits >= m) || self.stop.max_errors.is_some_and(|m| p.bit_errors >= m)
     }
 
     fn step(&mut self, io: &mut WorkIo) -> anyhow::Result<()> {
@@ -147,17 +148,16 @@ impl BerSink {
         self.reference.consume(taken);
 
         let d = self.decoded.slice();
-        let left = self.stop.max_bits.map_or(u64::MAX, |m| m.saturating_sub(self.tally.point().bits));
-        let n = d.len().min(self.waiting.len()).min(left.try_into().unwrap_or(usize::MAX));
+        let n = d.len().min(self.waiting.len());
         let (front, back) = self.waiting.as_slices();
         let split = n.min(front.len());
-        self.tally.add(&d[..split], &front[..split]);
-        self.tally.add(&d[split..n], &back[..n - split]);
+        let counted = self.tally.add(&d[..split], &front[..split]) + self.tally.add(&d[split..n], &back[..n - split]);
+        let n = if self.tally.done() { counted } else { n };
         let remaining = d.len() - n;
         self.decoded.consume(n);
         self.waiting.drain(..n);
 
-        if self.target_reached() {
+        if self.tally.done() {
             self.counters.stopped.store(true, Ordering::Relaxed);
             io.finished = true;
         } else if self.decoded.finished() && self.reference.finished() && self.reference.slice().is_empty() {
@@ -201,7 +201,7 @@ mod tests {
 
     fn run(reference: Vec<u8>, decoded: Vec<u8>, stop: BerStop) -> (Result<BerCounts, String>, bool) {
         let errors = FirstError::default();
-        let sink = BerSink::new(10, stop).report_to(&errors);
+        let sink = BerSink::new(10, stop).unwrap().report_to(&errors);
         let counters = sink.counters();
         let mut fg = Flowgraph::new();
         let s = fg.add(sink);

@@ -1,10 +1,11 @@
 //! BPSK mapping block.
 
 use super::stream::{self, map_each};
-use crate::codes::channel::bpsk_map;
+use crate::codes::channel::Sample;
 use futuresdr::runtime::dev::prelude::*;
 
-/// Maps bits to BPSK symbols: bit 0 → +1, bit 1 → −1 ([`bpsk_map`]).
+/// Maps bits to BPSK symbols: bit 0 → +1, bit 1 → −1, as real samples (`f32`)
+/// or on the in-phase axis of complex baseband samples (`cf32`, quadrature 0).
 ///
 /// # Stream Inputs
 ///
@@ -12,43 +13,43 @@ use futuresdr::runtime::dev::prelude::*;
 ///
 /// # Stream Outputs
 ///
-/// `output`: symbols (`f32` ±1), one per bit.
+/// `output`: symbols (`f32` or `Complex32`), one per bit.
 ///
 /// # Usage
 /// ```
 /// use gpufec::blocks::BpskMapper;
-/// let mapper = BpskMapper::new();
+/// let real = BpskMapper::<f32>::new();
+/// let complex = BpskMapper::<num_complex::Complex32>::new();
 /// ```
 #[derive(Block)]
-pub struct BpskMapper {
-    scratch: Vec<f32>,
+#[type_name(BpskMapper)]
+pub struct BpskMapper<S: Sample> {
     #[input]
     input: DefaultCpuReader<u8>,
     #[output]
-    output: DefaultCpuWriter<f32>,
+    output: DefaultCpuWriter<S>,
 }
 
-impl BpskMapper {
+impl<S: Sample> BpskMapper<S> {
     /// A mapper.
     pub fn new() -> Self {
-        Self { scratch: Vec::new(), input: DefaultCpuReader::default(), output: stream::output() }
+        Self { input: DefaultCpuReader::default(), output: stream::output() }
     }
 }
 
-impl Default for BpskMapper {
+impl<S: Sample> Default for BpskMapper<S> {
     fn default() -> Self {
         Self::new()
     }
 }
 
 #[doc(hidden)]
-impl Kernel for BpskMapper {
+impl<S: Sample> Kernel for BpskMapper<S> {
     async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, _meta: &mut BlockMeta) -> Result<()> {
-        let scratch = &mut self.scratch;
         map_each(&mut self.input, &mut self.output, io, |bits, out| {
-            scratch.clear();
-            bpsk_map(bits, scratch);
-            out.copy_from_slice(scratch);
+            for (o, &b) in out.iter_mut().zip(bits) {
+                *o = S::bpsk(b);
+            }
             Ok(())
         })
     }
@@ -59,13 +60,13 @@ mod tests {
     use super::*;
     use crate::blocks::FirstError;
     use crate::blocks::testing::run_through;
+    use num_complex::Complex32;
 
     #[test]
-    fn maps_zero_to_plus_one() {
-        let bits: Vec<u8> = (0..70_000).map(|i| (i % 3 == 0) as u8).collect();
-        let got: Vec<f32> =
-            run_through(bits.clone(), &FirstError::default(), |fg| fg.add(BpskMapper::new()).into()).unwrap();
-        let want: Vec<f32> = bits.iter().map(|&b| if b == 0 { 1.0 } else { -1.0 }).collect();
-        assert_eq!(got, want);
+    fn maps_bits_to_real_or_complex_symbols() {
+        let got: Vec<f32> = run_through(vec![0u8, 1, 1, 0], &FirstError::default(), |fg| fg.add(BpskMapper::<f32>::new()).into()).unwrap();
+        assert_eq!(got, vec![1.0, -1.0, -1.0, 1.0]);
+        let got: Vec<Complex32> = run_through(vec![1u8, 0], &FirstError::default(), |fg| fg.add(BpskMapper::<Complex32>::new()).into()).unwrap();
+        assert_eq!(got, vec![Complex32::new(-1.0, 0.0), Complex32::new(1.0, 0.0)]);
     }
 }

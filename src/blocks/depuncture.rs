@@ -24,7 +24,7 @@ use futuresdr::runtime::dev::prelude::*;
 /// use gpufec::blocks::Depuncture;
 /// use gpufec::codes::conv::PuncturePattern;
 ///
-/// let d = Depuncture::<i8>::new(PuncturePattern::standard("2/3")?);
+/// let d = Depuncture::<i8>::new(PuncturePattern::standard("2/3")?, 2)?;
 /// # Ok::<(), anyhow::Error>(())
 /// ```
 #[derive(Block)]
@@ -41,7 +41,7 @@ pub struct Depuncture<T: Llr> {
 struct Depuncturing(Depuncturer);
 
 impl<T: Llr> Transform<T, T> for Depuncturing {
-    fn process(&mut self, input: &[T], out: &mut Backlog<T>) -> anyhow::Result<()> {
+    fn process(&mut self, input: &[T], _tags: &[ItemTag], out: &mut Backlog<T>) -> anyhow::Result<()> {
         self.0.depuncture(input, &mut out.items);
         Ok(())
     }
@@ -52,15 +52,17 @@ impl<T: Llr> Transform<T, T> for Depuncturing {
 }
 
 impl<T: Llr> Depuncture<T> {
-    /// Depuncture with `pattern`, starting at its first position.
-    pub fn new(pattern: PuncturePattern) -> Self {
-        Self {
+    /// Depuncture the stream of a code of `n` outputs punctured with `pattern`
+    /// (one row per output), from its first position.
+    pub fn new(pattern: PuncturePattern, n: usize) -> anyhow::Result<Self> {
+        pattern.check_fits(n)?;
+        Ok(Self {
             depuncturer: Depuncturing(Depuncturer::new(pattern)),
             relay: Relay::default(),
             errors: FirstError::default(),
             input: DefaultCpuReader::default(),
             output: stream::output(),
-        }
+        })
     }
 }
 
@@ -92,7 +94,7 @@ mod tests {
         Puncturer::new(p.clone()).puncture(&coded, &mut sent);
         let errors = FirstError::default();
         let got: Vec<i8> =
-            run_through(sent, &errors, |fg| fg.add(Depuncture::<i8>::new(p.clone()).report_to(&errors)).into())
+            run_through(sent, &errors, |fg| fg.add(Depuncture::<i8>::new(p.clone(), 2).unwrap().report_to(&errors)).into())
                 .unwrap();
         assert_eq!(got.len(), coded.len());
         for (i, (&g, &c)) in got.iter().zip(&coded).enumerate() {
@@ -105,7 +107,7 @@ mod tests {
         let errors = FirstError::default();
         let p = PuncturePattern::standard("1/2").unwrap();
         let err = run_through::<f32, f32>(vec![1.0; 3], &errors, |fg| {
-            fg.add(Depuncture::<f32>::new(p).report_to(&errors)).into()
+            fg.add(Depuncture::<f32>::new(p, 2).unwrap().report_to(&errors)).into()
         })
         .unwrap_err();
         assert!(err.contains("ended inside a stage"), "{err}");

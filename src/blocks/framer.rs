@@ -1,77 +1,46 @@
-//! Framing block: an LLR stream into the work units of a block decoder.
+//! Framing block: a stream into the work units of a block decoder.
 
 use super::stream::{self, Backlog, Relay, Transform};
+use super::unit_tags::{UNIT_FORMAT_TAG, UNIT_LLRS_TAG, VALID_BITS_TAG, split_tags};
 use super::{FirstError, Reporting};
-use crate::codes::Llr;
-use crate::codes::conv::{PuncturePattern, TileConfig, Tiler};
+use crate::codes::framing::{Cut, Cutter};
 use futuresdr::runtime::dev::prelude::*;
+use std::collections::VecDeque;
 
-/// Name of the `NamedUsize` tag on the first item of the framed stream: LLRs
-/// per work unit, so that the decoder can check that it expects the same.
-pub const UNIT_LLRS_TAG: &str = "gpufec.unit_llrs";
-
-/// Name of the `NamedUsize` tag on the first item of the last work unit when
-/// that unit is padded: how many of its decoded bits are real. The decoder
-/// drops the rest, so that no bit is lost or invented at the end of a stream.
-pub const VALID_BITS_TAG: &str = "gpufec.valid_bits";
-
-/// How a [`Framer`] cuts its stream.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Framing {
-    /// Overlapping Viterbi work units (v1 / group·f / v2 stages) of a
-    /// continuous stream with `n` LLRs per trellis stage ([`Tiler`]).
-    Tiles {
-        /// Tile geometry and tiles per unit.
-        tile: TileConfig,
-        /// LLRs per trellis stage (the n of rate 1/n).
-        n: usize,
-    },
-    /// Overlapping Viterbi work units of a stream as the puncturer left it:
-    /// each unit holds only the sent LLRs of its stages, for a decoder that
-    /// depunctures as it loads ([`Tiler::punctured`]).
-    PuncturedTiles {
-        /// Tile geometry and tiles per unit; f a multiple of the period.
-        tile: TileConfig,
-        /// The pattern the stream was punctured with, from its first stage.
-        pattern: PuncturePattern,
-    },
-    /// Consecutive code blocks of a fixed number of LLRs (terminated
-    /// convolutional frames, and the block codes).
-    Blocks {
-        /// LLRs per block.
-        llrs: usize,
-    },
-}
-
-/// Cuts a continuous LLR stream into the work units a decoder takes.
+/// Cuts a stream into the work units a decoder takes, with any family's
+/// [`Cutter`] (Viterbi tiles, code blocks of fixed or marked lengths), on its
+/// own thread, and emits them back to back for a decoder block
+/// ([`super::ViterbiDecoder`], ...).
 ///
-/// With [`Framing::Tiles`] the last unit is padded with erasures and carries a
-/// [`VALID_BITS_TAG`] saying how many of its bits are real; with
-/// [`Framing::Blocks`] a stream that ends inside a block fails the flowgraph,
-/// as does a tiled stream that ends inside a trellis stage. The first item
-/// carries a [`UNIT_LLRS_TAG`].
+/// Units carry their framing as tags: a [`UNIT_LLRS_TAG`] (and
+/// [`UNIT_FORMAT_TAG`] when not 0) on the first unit and wherever the length
+/// changes, and a [`VALID_BITS_TAG`] on a padded last unit. Tags of the input
+/// go to the first item of the unit whose own items they were on. A stream
+/// that ends inside a unit fails the flowgraph with the cutter's message.
+///
+/// A cutter that must learn from the decoder where a unit ended cannot run
+/// here; give it to the decoder block.
 ///
 /// # Stream Inputs
 ///
-/// `input`: LLRs (`f32` or `i8`), n per trellis stage, depunctured; or, with
-/// [`Framing::PuncturedTiles`], as the puncturer left them.
+/// `input`: the stream to cut (LLRs, or other received symbols).
 ///
 /// # Stream Outputs
 ///
-/// `output`: whole work units of LLRs (same type), back to back.
+/// `output`: whole work units, back to back.
 ///
 /// # Usage
 /// ```
-/// use gpufec::blocks::{Framer, Framing};
-/// use gpufec::codes::conv::{TileConfig, Traceback};
+/// use gpufec::blocks::Framer;
+/// use gpufec::codes::conv::{TileConfig, Tiler, Traceback};
 ///
 /// let tile = TileConfig::new(256, 20, 20, Traceback::Serial)?.with_group(64)?;
-/// let framer = Framer::<i8>::new(Framing::Tiles { tile, n: 2 })?;
+/// let framer = Framer::<i8>::new(Box::new(Tiler::new(tile, 2)))?;
 /// # Ok::<(), anyhow::Error>(())
 /// ```
 #[derive(Block)]
-pub struct Framer<T: Llr> {
-    cutter: Cutter<T>,
+pub struct Framer<T: CpuSample + Copy> {
+    cutting: Cutting<T>,
     relay: Relay<T>,
     errors: FirstError,
     #[input]
@@ -80,83 +49,77 @@ pub struct Framer<T: Llr> {
     output: DefaultCpuWriter<T>,
 }
 
-struct Cutter<T> {
-    kind: Cut<T>,
-    unit_llrs: usize,
-    announced: bool,
+struct Cutting<T> {
+    cutter: Box<dyn Cutter<T>>,
+    cut: Cut<T>,
+    /// Length and format last announced by a tag.
+    announced: Option<(usize, u16)>,
+    /// Input tags at stream positions, waiting for their unit.
+    tags: VecDeque<(u64, Tag)>,
+    taken: u64,
 }
 
-enum Cut<T> {
-    Tiles(Tiler<T>),
-    Blocks { received: u64 },
-}
-
-impl<T> Cutter<T> {
-    /// Tag the first unit, which starts at `start` if anything was appended.
-    fn announce(&mut self, out: &mut Backlog<T>, start: usize) {
-        if !self.announced && out.items.len() > start {
-            out.tag(start, Tag::NamedUsize(UNIT_LLRS_TAG.to_string(), self.unit_llrs));
-            self.announced = true;
+impl<T: CpuSample + Copy> Cutting<T> {
+    /// Move the units cut so far to `out`, with their tags.
+    fn emit(&mut self, out: &mut Backlog<T>) {
+        let base = out.items.len();
+        out.items.extend_from_slice(&self.cut.items);
+        for u in &self.cut.units {
+            let at = base + u.span.start;
+            if self.announced != Some((u.span.len, u.span.format)) {
+                out.tag(at, Tag::NamedUsize(UNIT_LLRS_TAG.to_string(), u.span.len));
+                if u.span.format != 0 || self.announced.is_some_and(|(_, f)| f != 0) {
+                    out.tag(at, Tag::NamedUsize(UNIT_FORMAT_TAG.to_string(), u.span.format as usize));
+                }
+                self.announced = Some((u.span.len, u.span.format));
+            }
+            if let Some(v) = u.valid_bits {
+                out.tag(at, Tag::NamedUsize(VALID_BITS_TAG.to_string(), v));
+            }
+            let end = u.origin + u.own.unwrap_or(u.span.len) as u64;
+            while self.tags.front().is_some_and(|(pos, _)| *pos < end) {
+                if let Some((_, tag)) = self.tags.pop_front() {
+                    out.tag(at, tag);
+                }
+            }
         }
+        self.cut.clear();
     }
 }
 
-impl<T: Llr> Transform<T, T> for Cutter<T> {
-    fn process(&mut self, input: &[T], out: &mut Backlog<T>) -> anyhow::Result<()> {
-        let start = out.items.len();
-        match &mut self.kind {
-            Cut::Tiles(tiler) => {
-                tiler.push(input, &mut out.items);
-            }
-            Cut::Blocks { received } => {
-                out.items.extend_from_slice(input);
-                *received += input.len() as u64;
-            }
-        }
-        self.announce(out, start);
+impl<T: CpuSample + Copy> Transform<T, T> for Cutting<T> {
+    fn process(&mut self, input: &[T], tags: &[ItemTag], out: &mut Backlog<T>) -> anyhow::Result<()> {
+        let (marks, passing) = split_tags(tags, input.len());
+        self.tags.extend(passing.into_iter().map(|(i, t)| (self.taken + i as u64, t)));
+        self.cutter.cut(input, &marks, &mut self.cut)?;
+        self.taken += input.len() as u64;
+        self.emit(out);
         Ok(())
     }
 
     fn finish(&mut self, out: &mut Backlog<T>) -> anyhow::Result<()> {
-        match &mut self.kind {
-            Cut::Tiles(tiler) => {
-                let start = out.items.len();
-                let valid = tiler.finish(&mut out.items)?;
-                self.announce(out, start);
-                if let Some(valid) = valid {
-                    out.tag(out.items.len() - self.unit_llrs, Tag::NamedUsize(VALID_BITS_TAG.to_string(), valid));
-                }
-            }
-            Cut::Blocks { received } => {
-                let rem = *received % self.unit_llrs as u64;
-                anyhow::ensure!(
-                    rem == 0,
-                    "the LLR stream ended inside a code block ({rem} of {} LLRs present)",
-                    self.unit_llrs
-                );
+        self.cutter.end(&mut self.cut)?;
+        self.emit(out);
+        // Tags past the last unit stay with the stream's last item.
+        if let Some(last) = out.items.len().checked_sub(1) {
+            for (_, tag) in self.tags.drain(..) {
+                out.tag(last, tag);
             }
         }
         Ok(())
     }
 }
 
-impl<T: Llr> Framer<T> {
-    /// Framer cutting units as `framing` says.
-    pub fn new(framing: Framing) -> anyhow::Result<Self> {
-        let tiles = |tiler: Tiler<T>| (tiler.unit_len(), Cut::Tiles(tiler));
-        let (unit_llrs, kind) = match framing {
-            Framing::Tiles { tile, n } => {
-                anyhow::ensure!(n >= 1, "a trellis stage of 0 LLRs; n must be at least 1");
-                tiles(Tiler::new(tile, n))
-            }
-            Framing::PuncturedTiles { tile, pattern } => tiles(Tiler::punctured(tile, pattern)?),
-            Framing::Blocks { llrs } => {
-                anyhow::ensure!(llrs >= 1, "a code block of 0 LLRs; the block length must be at least 1");
-                (llrs, Cut::Blocks { received: 0 })
-            }
-        };
+impl<T: CpuSample + Copy> Framer<T> {
+    /// Framer cutting with `cutter`.
+    pub fn new(cutter: Box<dyn Cutter<T>>) -> anyhow::Result<Self> {
+        anyhow::ensure!(
+            !cutter.learns(),
+            "a cutter that learns from the decoder where each unit ended ({}) cannot run in a framer: let the decoder block cut its input",
+            cutter.describe()
+        );
         Ok(Self {
-            cutter: Cutter { kind, unit_llrs, announced: false },
+            cutting: Cutting { cutter, cut: Cut::default(), announced: None, tags: VecDeque::new(), taken: 0 },
             relay: Relay::default(),
             errors: FirstError::default(),
             input: DefaultCpuReader::default(),
@@ -165,16 +128,16 @@ impl<T: Llr> Framer<T> {
     }
 }
 
-impl<T: Llr> Reporting for Framer<T> {
+impl<T: CpuSample + Copy> Reporting for Framer<T> {
     fn first_error(&mut self) -> &mut FirstError {
         &mut self.errors
     }
 }
 
 #[doc(hidden)]
-impl<T: Llr> Kernel for Framer<T> {
+impl<T: CpuSample + Copy> Kernel for Framer<T> {
     async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, meta: &mut BlockMeta) -> Result<()> {
-        let r = self.relay.work(&mut self.cutter, &mut self.input, &mut self.output, io);
+        let r = self.relay.work(&mut self.cutting, &mut self.input, &mut self.output, io);
         self.errors.keep(meta, r)
     }
 }
@@ -183,7 +146,8 @@ impl<T: Llr> Kernel for Framer<T> {
 mod tests {
     use super::*;
     use crate::blocks::testing::run_through;
-    use crate::codes::conv::Traceback;
+    use crate::codes::conv::{TileConfig, Tiler, Traceback};
+    use crate::codes::framing::BlockCutter;
 
     #[test]
     fn cuts_the_units_of_the_tiler() {
@@ -195,7 +159,7 @@ mod tests {
         assert_eq!(tiler.finish(&mut want).unwrap(), Some(1000 % 48));
         let errors = FirstError::default();
         let got: Vec<f32> =
-            run_through(llrs, &errors, |fg| fg.add(Framer::<f32>::new(Framing::Tiles { tile, n: 2 }).unwrap()).into())
+            run_through(llrs, &errors, |fg| fg.add(Framer::<f32>::new(Box::new(Tiler::new(tile, 2))).unwrap()).into())
                 .unwrap();
         assert_eq!(got, want);
     }
@@ -203,15 +167,20 @@ mod tests {
     #[test]
     fn blocks_must_be_whole() {
         let errors = FirstError::default();
-        let framing = Framing::Blocks { llrs: 100 };
-        let got: Vec<i8> =
-            run_through(vec![1i8; 500], &errors, |fg| fg.add(Framer::<i8>::new(framing.clone()).unwrap()).into()).unwrap();
+        let blocks = || Box::new(BlockCutter::fixed(100).unwrap());
+        let got: Vec<i8> = run_through(vec![1i8; 500], &errors, |fg| fg.add(Framer::<i8>::new(blocks()).unwrap()).into()).unwrap();
         assert_eq!(got.len(), 500);
         let err = run_through::<i8, i8>(vec![1i8; 550], &errors, |fg| {
-            fg.add(Framer::<i8>::new(framing).unwrap().report_to(&errors)).into()
+            fg.add(Framer::<i8>::new(blocks()).unwrap().report_to(&errors)).into()
         })
         .unwrap_err();
         assert!(err.contains("inside a code block (50 of 100 LLRs present)"), "{err}");
-        assert!(Framer::<i8>::new(Framing::Blocks { llrs: 0 }).is_err());
+        assert!(BlockCutter::<i8>::fixed(0).is_err());
+    }
+
+    #[test]
+    fn a_cutter_that_learns_is_refused() {
+        let e = Framer::<u8>::new(Box::new(crate::codes::framing::WindowCutter::new(10).unwrap())).err().unwrap();
+        assert!(e.to_string().contains("let the decoder block cut its input"), "{e}");
     }
 }

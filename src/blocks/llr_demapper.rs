@@ -1,18 +1,19 @@
 //! Soft demapping block: samples to LLRs.
 
-use super::stream::{self, map_finite};
+use super::stream::{self, map_each};
 use super::{FirstError, Reporting};
-use crate::codes::channel::noise_variance;
+use crate::codes::channel::{Sample, noise_variance};
 use futuresdr::runtime::dev::prelude::*;
 
-/// Turns received BPSK samples y into LLRs 2y/σ², with σ² the noise variance
-/// of the channel at the given Eb/N0 and effective rate.
+/// Turns received BPSK samples y into LLRs 2y/σ² (of the in-phase component
+/// of complex samples), with σ² the noise variance per real dimension of the
+/// channel at the given Eb/N0 and effective rate.
 ///
 /// A NaN or infinite sample fails the flowgraph.
 ///
 /// # Stream Inputs
 ///
-/// `input`: received samples (`f32`).
+/// `input`: received samples (`f32` or `Complex32`).
 ///
 /// # Stream Outputs
 ///
@@ -21,22 +22,23 @@ use futuresdr::runtime::dev::prelude::*;
 /// # Usage
 /// ```
 /// use gpufec::blocks::LlrDemapper;
-/// let demapper = LlrDemapper::new(4.0, 0.5)?;
+/// let demapper = LlrDemapper::<f32>::new(4.0, 0.5)?;
 /// assert!((demapper.gain() - 2.0 * 0.5 * 2.0 * 10f32.powf(0.4)).abs() < 1e-5);
 /// # Ok::<(), anyhow::Error>(())
 /// ```
 #[derive(Block)]
-pub struct LlrDemapper {
+#[type_name(LlrDemapper)]
+pub struct LlrDemapper<S: Sample> {
     gain: f32,
     position: u64,
     errors: FirstError,
     #[input]
-    input: DefaultCpuReader<f32>,
+    input: DefaultCpuReader<S>,
     #[output]
     output: DefaultCpuWriter<f32>,
 }
 
-impl LlrDemapper {
+impl<S: Sample> LlrDemapper<S> {
     /// Demapper matched to a channel at `ebn0_db` and effective rate `rate`.
     pub fn new(ebn0_db: f64, rate: f64) -> anyhow::Result<Self> {
         Ok(Self {
@@ -54,17 +56,26 @@ impl LlrDemapper {
     }
 }
 
-impl Reporting for LlrDemapper {
+impl<S: Sample> Reporting for LlrDemapper<S> {
     fn first_error(&mut self) -> &mut FirstError {
         &mut self.errors
     }
 }
 
 #[doc(hidden)]
-impl Kernel for LlrDemapper {
+impl<S: Sample> Kernel for LlrDemapper<S> {
     async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, meta: &mut BlockMeta) -> Result<()> {
-        let gain = self.gain;
-        let r = map_finite(&mut self.input, &mut self.output, io, &mut self.position, |y| gain * y);
+        let (gain, position) = (self.gain, &mut self.position);
+        let r = map_each(&mut self.input, &mut self.output, io, |y, llr| {
+            if let Some(i) = y.iter().position(|v| !v.is_finite()) {
+                anyhow::bail!("value {} of the stream is NaN or infinite", *position + i as u64);
+            }
+            *position += y.len() as u64;
+            for (l, &v) in llr.iter_mut().zip(y) {
+                *l = gain * v.real();
+            }
+            Ok(())
+        });
         self.errors.keep(meta, r)
     }
 }
@@ -80,7 +91,7 @@ mod tests {
         let y: Vec<f32> = (0..50_000).map(|i| (i as f32 * 0.37).sin()).collect();
         let errors = FirstError::default();
         let got: Vec<f32> =
-            run_through(y.clone(), &errors, |fg| fg.add(LlrDemapper::new(3.0, 0.75).unwrap()).into()).unwrap();
+            run_through(y.clone(), &errors, |fg| fg.add(LlrDemapper::<f32>::new(3.0, 0.75).unwrap()).into()).unwrap();
         let gain = Awgn::new(3.0, 0.75, 0).unwrap().llr_gain();
         assert_eq!(got, y.iter().map(|&v| gain * v).collect::<Vec<_>>());
     }
@@ -91,7 +102,7 @@ mod tests {
         y[33_333] = f32::NAN;
         let errors = FirstError::default();
         let err = run_through::<f32, f32>(y, &errors, |fg| {
-            fg.add(LlrDemapper::new(3.0, 0.5).unwrap().report_to(&errors)).into()
+            fg.add(LlrDemapper::<f32>::new(3.0, 0.5).unwrap().report_to(&errors)).into()
         })
         .unwrap_err();
         assert!(err.contains("value 33333 of the stream is NaN"), "{err}");

@@ -11,6 +11,13 @@
 //! [`Framer`] → [`ViterbiDecoder`] → [`ThroughputProbe`] → [`BerSink`] (whose
 //! second input takes the bits of [`RandomBits`]).
 //!
+//! Every code family uses the same two blocks around its code, under its own
+//! names: an encoder block over its [`Encoder`](crate::codes::encode::Encoder)
+//! ([`ConvEncoder`]) and the decoder block over its
+//! [`BatchDecoder`](crate::codes::BatchDecoder) ([`ViterbiDecoder`]), fed by
+//! a [`Framer`] over its [`Cutter`](crate::codes::framing::Cutter) or cutting
+//! its input itself.
+//!
 //! Add a flowgraph's blocks readers first (a sink before the blocks that feed
 //! it): FutureSDR 0.0.40 initializes blocks in the order they were added and
 //! starts each one as soon as it is initialized, and a block that is told "your
@@ -22,11 +29,11 @@
 //! block's error to the caller.
 
 mod awgn;
-mod batcher;
 mod ber_sink;
 mod bpsk_mapper;
-mod conv_encoder;
+mod decoder;
 mod depuncture;
+mod encoder;
 mod first_error;
 mod framer;
 mod llr_demapper;
@@ -37,21 +44,22 @@ mod stream;
 #[cfg(test)]
 mod testing;
 mod throughput_probe;
-mod viterbi_decoder;
+mod unit_tags;
 
 pub use awgn::Awgn;
 pub use ber_sink::{BerCounters, BerCounts, BerSink, BerStop};
 pub use bpsk_mapper::BpskMapper;
-pub use conv_encoder::ConvEncoder;
+pub use decoder::{DEFAULT_MAX_LATENCY, DecoderCounts, DecoderOptions, DecoderStats, ViterbiDecoder};
 pub use depuncture::Depuncture;
+pub use encoder::ConvEncoder;
 pub use first_error::{FirstError, Reporting};
-pub use framer::{Framer, Framing, UNIT_LLRS_TAG, VALID_BITS_TAG};
+pub use framer::Framer;
 pub use llr_demapper::LlrDemapper;
 pub use puncture::Puncture;
 pub use quantize::Quantize;
 pub use random_bits::RandomBits;
 pub use throughput_probe::{Throughput, ThroughputMeter, ThroughputProbe};
-pub use viterbi_decoder::ViterbiDecoder;
+pub use unit_tags::{UNIT_FORMAT_TAG, UNIT_LLRS_TAG, UNIT_REPORT_TAG, VALID_BITS_TAG};
 
 use futuresdr::runtime::Runtime;
 

@@ -19,7 +19,8 @@ use futuresdr::runtime::dev::prelude::*;
 /// use gpufec::blocks::Puncture;
 /// use gpufec::codes::conv::PuncturePattern;
 ///
-/// let p = Puncture::new(PuncturePattern::standard("3/4")?);
+/// let p = Puncture::new(PuncturePattern::standard("3/4")?, 2)?;
+/// assert!(Puncture::new(PuncturePattern::parse("110,101,011")?, 2).is_err());
 /// # Ok::<(), anyhow::Error>(())
 /// ```
 #[derive(Block)]
@@ -35,21 +36,23 @@ pub struct Puncture {
 struct Puncturing(Puncturer);
 
 impl Transform<u8, u8> for Puncturing {
-    fn process(&mut self, input: &[u8], out: &mut Backlog<u8>) -> anyhow::Result<()> {
+    fn process(&mut self, input: &[u8], _tags: &[ItemTag], out: &mut Backlog<u8>) -> anyhow::Result<()> {
         self.0.puncture(input, &mut out.items);
         Ok(())
     }
 }
 
 impl Puncture {
-    /// Puncture with `pattern`, starting at its first position.
-    pub fn new(pattern: PuncturePattern) -> Self {
-        Self {
+    /// Puncture the output of a code of `n` outputs with `pattern` (one row
+    /// per output), starting at its first position.
+    pub fn new(pattern: PuncturePattern, n: usize) -> anyhow::Result<Self> {
+        pattern.check_fits(n)?;
+        Ok(Self {
             puncturer: Puncturing(Puncturer::new(pattern)),
             relay: Relay::default(),
             input: DefaultCpuReader::default(),
             output: stream::output(),
-        }
+        })
     }
 }
 
@@ -72,7 +75,7 @@ mod tests {
         let coded: Vec<u8> = (0..300_000u32).map(|i| (i % 7 % 2) as u8).collect();
         let mut want = Vec::new();
         Puncturer::new(p.clone()).puncture(&coded, &mut want);
-        let got: Vec<u8> = run_through(coded, &FirstError::default(), |fg| fg.add(Puncture::new(p)).into()).unwrap();
+        let got: Vec<u8> = run_through(coded, &FirstError::default(), |fg| fg.add(Puncture::new(p, 2).unwrap()).into()).unwrap();
         assert_eq!(got, want);
         assert_eq!(got.len(), 200_000);
     }

@@ -6,8 +6,9 @@ use crate::codes::channel::Quantizer;
 use futuresdr::runtime::dev::prelude::*;
 
 /// Quantizes LLRs to `i8` as round(llr · scale), saturated to ±127
-/// ([`Quantizer`]). The scale is explicit: 16·σ² maps a noiseless ±1 sample
-/// to ±32 and saturates beyond ±4.
+/// ([`Quantizer`]). The scale is explicit; [`Quantizer::matched`] gives the
+/// usual one, 16·σ², which maps a noiseless ±1 sample to ±32 and saturates
+/// beyond ±4.
 ///
 /// A NaN or infinite LLR fails the flowgraph.
 ///
@@ -22,8 +23,8 @@ use futuresdr::runtime::dev::prelude::*;
 /// # Usage
 /// ```
 /// use gpufec::blocks::Quantize;
-/// let q = Quantize::new(6.37)?;
-/// assert!(Quantize::new(0.0).is_err());
+/// use gpufec::codes::channel::Quantizer;
+/// let q = Quantize::new(Quantizer::new(6.37)?);
 /// # Ok::<(), anyhow::Error>(())
 /// ```
 #[derive(Block)]
@@ -38,15 +39,9 @@ pub struct Quantize {
 }
 
 impl Quantize {
-    /// Quantizer multiplying by `scale` (finite, positive) before rounding.
-    pub fn new(scale: f32) -> anyhow::Result<Self> {
-        Ok(Self {
-            quantizer: Quantizer::new(scale)?,
-            position: 0,
-            errors: FirstError::default(),
-            input: DefaultCpuReader::default(),
-            output: stream::output(),
-        })
+    /// Block quantizing with `quantizer`.
+    pub fn new(quantizer: Quantizer) -> Self {
+        Self { quantizer, position: 0, errors: FirstError::default(), input: DefaultCpuReader::default(), output: stream::output() }
     }
 }
 
@@ -74,14 +69,14 @@ mod tests {
     fn quantizes_like_the_code_layer_and_rejects_infinity() {
         let llr: Vec<f32> = (0..50_000).map(|i| (i as f32 - 25_000.0) * 0.01).collect();
         let errors = FirstError::default();
-        let got: Vec<i8> = run_through(llr.clone(), &errors, |fg| fg.add(Quantize::new(2.5).unwrap()).into()).unwrap();
+        let got: Vec<i8> = run_through(llr.clone(), &errors, |fg| fg.add(Quantize::new(Quantizer::new(2.5).unwrap())).into()).unwrap();
         let mut want = Vec::new();
         Quantizer::new(2.5).unwrap().quantize(&llr, &mut want).unwrap();
         assert_eq!(got, want);
         let mut bad = llr;
         bad[7] = f32::NEG_INFINITY;
         let err =
-            run_through::<f32, i8>(bad, &errors, |fg| fg.add(Quantize::new(2.5).unwrap().report_to(&errors)).into())
+            run_through::<f32, i8>(bad, &errors, |fg| fg.add(Quantize::new(Quantizer::new(2.5).unwrap()).report_to(&errors)).into())
                 .unwrap_err();
         assert!(err.contains("value 7 of the stream is NaN or infinite"), "{err}");
     }

@@ -52,8 +52,9 @@ pub(crate) fn map_each<I: CpuSample, O: CpuSample>(
 
 /// A stream transformation with state, fed chunk by chunk.
 pub(crate) trait Transform<I, O> {
-    /// Turn `input` into items appended to `out`.
-    fn process(&mut self, input: &[I], out: &mut Backlog<O>) -> anyhow::Result<()>;
+    /// Turn `input` (with the stream's `tags` on it, indices relative to it;
+    /// tags past its end may be among them) into items appended to `out`.
+    fn process(&mut self, input: &[I], tags: &[ItemTag], out: &mut Backlog<O>) -> anyhow::Result<()>;
 
     /// End of stream: append what remains, or say why the stream is incomplete.
     fn finish(&mut self, _out: &mut Backlog<O>) -> anyhow::Result<()> {
@@ -122,10 +123,10 @@ impl<O: CpuSample + Copy> Relay<O> {
                 io.finished = true;
                 return Ok(());
             }
-            let i = input.slice();
+            let (i, tags) = input.slice_with_tags();
             if !i.is_empty() {
                 let n = i.len().min(CHUNK);
-                transform.process(&i[..n], &mut self.backlog)?;
+                transform.process(&i[..n], tags, &mut self.backlog)?;
                 input.consume(n);
             } else if input.finished() {
                 transform.finish(&mut self.backlog)?;

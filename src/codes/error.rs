@@ -19,6 +19,12 @@ pub enum CodeError {
     Truncated(String),
     /// Input and output slices do not have the lengths the call needs.
     LengthMismatch(String),
+    /// The device a decoder runs on failed (a CUDA call, a kernel); the
+    /// message names the call and the driver's error.
+    Device(String),
+    /// The decoder does not do what was asked (soft output from a hard-decision
+    /// decoder, a mode it has no kernel for).
+    Unsupported(String),
 }
 
 impl fmt::Display for CodeError {
@@ -30,6 +36,8 @@ impl fmt::Display for CodeError {
             }
             CodeError::Truncated(m) => write!(f, "truncated stream: {m}"),
             CodeError::LengthMismatch(m) => write!(f, "length mismatch: {m}"),
+            CodeError::Device(m) => write!(f, "device failure: {m}"),
+            CodeError::Unsupported(m) => write!(f, "not supported: {m}"),
         }
     }
 }

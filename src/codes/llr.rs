@@ -1,42 +1,82 @@
-//! The two LLR sample types that travel between blocks, and the path-metric
-//! arithmetic each one implies.
+//! The two LLR sample types that travel between blocks.
 //!
-//! LLR = ln P(b=0)/P(b=1): positive means bit 0. `f32` LLRs accumulate in `f32`
-//! metrics; `i8` LLRs (saturated to ±127 by the quantizer) accumulate exactly in
-//! `i32`, so any normalisation that subtracts a common value changes no decision.
+//! LLR = ln P(b=0)/P(b=1): positive means bit 0. `f32` LLRs are 2y/σ²; `i8`
+//! LLRs are those quantized by [`Quantizer`] (saturated to ±127, scale given
+//! explicitly). What a decoder does with them (the Viterbi path metrics, say)
+//! belongs to the decoder's family, not here.
 
-use crate::codes::error::{CodeError, CodeResult};
-use std::ops::{Add, Neg, Sub};
+use crate::codes::channel::Quantizer;
+use crate::codes::error::{CodeError, CodeResult, invalid};
 
 /// A soft-bit sample type accepted by the decoders.
 pub trait Llr: Copy + Default + Send + Sync + PartialEq + std::fmt::Debug + 'static {
-    /// Path-metric type the decoders accumulate this LLR type in.
-    type Metric: Copy
-        + Default
-        + PartialOrd
-        + Add<Output = Self::Metric>
-        + Sub<Output = Self::Metric>
-        + Neg<Output = Self::Metric>
-        + Send
-        + Sync
-        + std::fmt::Debug
-        + 'static;
+    /// Which of the two types this is.
+    const TYPE: LlrType;
     /// Name used in messages and flowgraph files (`f32`, `i8`).
-    const NAME: &'static str;
-    /// A confident "bit 0": the framer fills the stages before a stream's start
-    /// with it, because every encoder starts from the all-zero state.
+    const NAME: &'static str = Self::TYPE.name();
+    /// A confident "bit 0": a stream's framer fills the stages before its
+    /// start with it, because every encoder starts from the all-zero state.
     const CERTAIN_ZERO: Self;
-    /// A metric so low that no reachable path ever falls below it.
-    const METRIC_FLOOR: Self::Metric;
-    /// The metric value of this LLR.
-    fn metric(self) -> Self::Metric;
     /// Whether the value is a usable LLR (not NaN, not infinite).
     fn is_finite(self) -> bool;
-    /// The slice as its concrete sample type, for kernels written per type
-    /// (the SIMD Viterbi); `None` for a type without such kernels.
-    fn typed(llrs: &[Self]) -> Option<LlrSlice<'_>> {
-        let _ = llrs;
-        None
+    /// The value as an `f32` LLR on this type's own scale.
+    fn to_f32(self) -> f32;
+    /// Append channel LLRs `llrs` as this type: `f32` keeps them, `i8`
+    /// quantizes them with `quantizer`. NaN or infinite input is an error and
+    /// nothing is appended.
+    fn from_llrs(llrs: &[f32], quantizer: &Quantizer, out: &mut Vec<Self>) -> CodeResult<()>;
+    /// The slice as its concrete sample type, for kernels written per type.
+    fn typed(llrs: &[Self]) -> LlrSlice<'_>;
+}
+
+/// The LLR type of a stream, as the command line and flowgraph files name it.
+///
+/// # Example
+/// ```
+/// use gpufec::codes::LlrType;
+/// assert_eq!("i8".parse::<LlrType>().unwrap(), LlrType::I8);
+/// assert_eq!(LlrType::F32.to_string(), "f32");
+/// assert!("i16".parse::<LlrType>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LlrType {
+    /// Quantized `i8` LLRs.
+    I8,
+    /// `f32` LLRs.
+    F32,
+}
+
+impl LlrType {
+    /// Both types, the compact one first.
+    pub const ALL: [LlrType; 2] = [LlrType::I8, LlrType::F32];
+
+    /// `i8` or `f32`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            LlrType::I8 => "i8",
+            LlrType::F32 => "f32",
+        }
+    }
+
+    /// Bytes per LLR.
+    pub const fn bytes(self) -> usize {
+        match self {
+            LlrType::I8 => 1,
+            LlrType::F32 => 4,
+        }
+    }
+}
+
+impl std::fmt::Display for LlrType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for LlrType {
+    type Err = CodeError;
+    fn from_str(s: &str) -> CodeResult<Self> {
+        LlrType::ALL.into_iter().find(|t| t.name() == s.trim()).ok_or_else(|| invalid!("LLR type '{s}' is neither i8 nor f32"))
     }
 }
 
@@ -50,40 +90,44 @@ pub enum LlrSlice<'a> {
 }
 
 impl Llr for f32 {
-    type Metric = f32;
-    const NAME: &'static str = "f32";
+    const TYPE: LlrType = LlrType::F32;
     // Far above any channel LLR (2y/σ² stays below ~200 up to 20 dB Eb/N0), yet
     // small enough that a few hundred such stages leave f32 metrics precise.
     const CERTAIN_ZERO: f32 = 1000.0;
-    const METRIC_FLOOR: f32 = -1.0e30;
-    #[inline(always)]
-    fn metric(self) -> f32 {
-        self
-    }
     #[inline(always)]
     fn is_finite(self) -> bool {
         f32::is_finite(self)
     }
-    fn typed(llrs: &[f32]) -> Option<LlrSlice<'_>> {
-        Some(LlrSlice::F32(llrs))
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self
+    }
+    fn from_llrs(llrs: &[f32], _quantizer: &Quantizer, out: &mut Vec<f32>) -> CodeResult<()> {
+        check_finite(llrs)?;
+        out.extend_from_slice(llrs);
+        Ok(())
+    }
+    fn typed(llrs: &[f32]) -> LlrSlice<'_> {
+        LlrSlice::F32(llrs)
     }
 }
 
 impl Llr for i8 {
-    type Metric = i32;
-    const NAME: &'static str = "i8";
+    const TYPE: LlrType = LlrType::I8;
     const CERTAIN_ZERO: i8 = 127;
-    const METRIC_FLOOR: i32 = -(1 << 28);
-    #[inline(always)]
-    fn metric(self) -> i32 {
-        self as i32
-    }
     #[inline(always)]
     fn is_finite(self) -> bool {
         true
     }
-    fn typed(llrs: &[i8]) -> Option<LlrSlice<'_>> {
-        Some(LlrSlice::I8(llrs))
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self as f32
+    }
+    fn from_llrs(llrs: &[f32], quantizer: &Quantizer, out: &mut Vec<i8>) -> CodeResult<()> {
+        quantizer.quantize(llrs, out)
+    }
+    fn typed(llrs: &[i8]) -> LlrSlice<'_> {
+        LlrSlice::I8(llrs)
     }
 }
 

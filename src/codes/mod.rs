@@ -1,15 +1,22 @@
-//! Layer 1: pure Rust code definitions, encoders, channels and CPU reference
-//! decoders. No FutureSDR, no CUDA.
+//! Layer 1: pure Rust code definitions, encoders, channels, cutters, CPU
+//! reference decoders and link simulation. No FutureSDR, no CUDA.
+//!
+//! The contracts every family implements live here: [`decode::BatchDecoder`]
+//! (decoders), [`encode::Encoder`], [`channel::Channel`], [`framing::Cutter`]
+//! (how a stream becomes work units) and [`sim::Link`] (a whole chain for
+//! error-rate curves).
 
 pub mod bits;
 pub mod channel;
 pub mod conv;
-mod decoder;
+pub mod decode;
+pub mod encode;
 pub mod error;
+pub mod framing;
 pub mod llr;
 pub mod packed;
 pub mod sim;
 
-pub use decoder::{BatchDecoder, UnitShape};
+pub use decode::{Batch, BatchDecoder, Decoded, UnitReport, UnitShape, UnitSpan};
 pub use error::{CodeError, CodeResult};
-pub use llr::{Llr, LlrSlice};
+pub use llr::{Llr, LlrSlice, LlrType};

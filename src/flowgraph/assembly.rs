@@ -1,15 +1,15 @@
 //! The flowgraph being assembled from checked blocks, and what the caller
 //! gets back to watch it run.
 
-use crate::blocks::{BerCounters, FirstError, ThroughputMeter};
-use crate::gpu::Backend;
+use crate::blocks::{BerCounters, DecoderStats, FirstError, ThroughputMeter};
+use crate::gpu::{Backend, Choice};
 use futuresdr::runtime::__private::KernelInterface;
 use futuresdr::runtime::dev::Kernel;
 use futuresdr::runtime::{BlockId, Flowgraph};
 use std::sync::Arc;
 
-/// Which backend a decoder block runs on, and why.
-#[derive(Debug, Clone, PartialEq)]
+/// Which backend a decoder block runs on, and why, with its live counts.
+#[derive(Debug, Clone)]
 pub struct DecoderNote {
     /// The block's name.
     pub block: String,
@@ -19,6 +19,8 @@ pub struct DecoderNote {
     pub describe: String,
     /// Why the GPU was not used when `auto` fell back to the CPU.
     pub not_gpu: Option<String>,
+    /// Units, iterations and checks decoded so far.
+    pub stats: Arc<DecoderStats>,
 }
 
 impl std::fmt::Display for DecoderNote {
@@ -79,16 +81,10 @@ impl Assembly {
         Ok(r.id())
     }
 
-    /// Remember the decoder of the block being built: `requested` backend, its
-    /// description, and why `auto` did not take the GPU.
-    pub fn note_decoder(&mut self, requested: Backend, describe: String, not_gpu: Option<String>) {
-        let backend = match requested {
-            Backend::Cpu => "cpu",
-            Backend::Gpu => "gpu",
-            Backend::Auto if not_gpu.is_some() => "cpu",
-            Backend::Auto => "gpu",
-        };
-        self.decoders.push(DecoderNote { block: self.name.clone(), backend, describe, not_gpu });
+    /// Remember the decoder of the block being built: where it ended up, its
+    /// description and its live counts.
+    pub fn note_decoder(&mut self, choice: Choice, describe: String, stats: Arc<DecoderStats>) {
+        self.decoders.push(DecoderNote { block: self.name.clone(), backend: choice.name(), describe, not_gpu: choice.why_not_gpu, stats });
     }
 
     pub fn finish(self) -> Built {

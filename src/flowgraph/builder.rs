@@ -5,7 +5,7 @@
 use super::assembly::{Assembly, Built};
 use super::file::{BlockEntry, FlowgraphFile, list};
 use super::params::{Args, Literal, Need, Value, check};
-use super::registry::{KINDS, Kind, Ports, StreamType, kind};
+use super::registry::{Kind, Ports, StreamType, kind, kinds};
 use crate::gpu::Backend;
 use anyhow::bail;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -43,7 +43,8 @@ pub fn build(file: &FlowgraphFile, options: &BuildOptions) -> anyhow::Result<Bui
     }
     let ids: Vec<_> = ids.into_iter().flatten().collect();
     for e in &edges {
-        asm.fg.stream_dyn(ids[e.from.0], e.from.1, ids[e.to.0], e.to.1).map_err(|err| {
+        let (from, to) = (checked[e.from.0].ports.block_port(e.from.1), checked[e.to.0].ports.block_port(e.to.1));
+        asm.fg.stream_dyn(ids[e.from.0], from, ids[e.to.0], to).map_err(|err| {
             let (a, b) = (&checked[e.from.0].entry.name, &checked[e.to.0].entry.name);
             anyhow::anyhow!("{}: connecting {a}.{} to {b}.{}: {err}", file.label, e.from.1, e.to.1)
         })?;
@@ -58,17 +59,17 @@ fn check_block<'a>(file: &FlowgraphFile, entry: &'a BlockEntry) -> anyhow::Resul
             "{label}: block '{}': unknown block type '{}' (known types: {})",
             entry.name,
             entry.kind,
-            list(KINDS.iter().map(|k| k.name))
+            list(kinds().map(|k| k.name))
         );
     };
     let place = format!("{label}: block '{}' ({})", entry.name, kind.name);
     let origin = |field: &str| if entry.overridden.contains(field) { " (set by --set)" } else { "" };
-    if let Some(field) = entry.fields.keys().find(|f| !kind.params.iter().any(|p| p.name == f.as_str())) {
-        let known = list(kind.params.iter().map(|p| p.name));
+    if let Some(field) = entry.fields.keys().find(|f| !kind.params().any(|p| p.name == f.as_str())) {
+        let known = list(kind.params().map(|p| p.name));
         bail!("{place}: unknown field '{field}'{} (its parameters: {})", origin(field), or_none(&known));
     }
     let mut values = BTreeMap::new();
-    for p in kind.params {
+    for p in kind.params() {
         let value = match (entry.fields.get(p.name), p.need) {
             (Some(raw), _) => {
                 let (raw, var) = resolve(file, raw).map_err(|e| anyhow::anyhow!("{place}: field '{}': {e}", p.name))?;
@@ -82,6 +83,7 @@ fn check_block<'a>(file: &FlowgraphFile, entry: &'a BlockEntry) -> anyhow::Resul
             (None, Need::Optional) => continue,
             (None, Need::Default(Literal::Count(c))) => Value::Count(c),
             (None, Need::Default(Literal::Text(t))) => Value::Text(t.to_string()),
+            (None, Need::Default(Literal::Flag(b))) => Value::Flag(b),
         };
         values.insert(p.name, value);
     }

@@ -65,11 +65,22 @@ impl std::str::FromStr for Override {
     }
 }
 
+/// Largest flowgraph file read, bytes: a flowgraph is a page of TOML, and a
+/// file that never ends (`/dev/zero`) must not fill the memory.
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+
 impl FlowgraphFile {
-    /// Read and parse the file at `path`.
+    /// Read (at most [`MAX_FILE_BYTES`]) and parse the file at `path`.
     pub fn load(path: &Path) -> anyhow::Result<Self> {
+        use std::io::Read;
         let label = path.display().to_string();
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read flowgraph file {label}"))?;
+        let file = std::fs::File::open(path).with_context(|| format!("cannot read flowgraph file {label}"))?;
+        let mut bytes = Vec::new();
+        file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).with_context(|| format!("cannot read flowgraph file {label}"))?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            bail!("{label}: longer than {MAX_FILE_BYTES} bytes; a flowgraph file is a page of TOML");
+        }
+        let text = String::from_utf8(bytes).map_err(|e| anyhow::anyhow!("{label}: not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))?;
         Self::parse(&label, &text)
     }
 

@@ -27,12 +27,12 @@
 //! ```
 //!
 //! - `blocks`: one `[blocks.NAME]` table per block. `type` names the kind (see
-//!   [`KINDS`]); every other field is a parameter of that kind. Unknown kinds,
+//!   [`kinds`]); every other field is a parameter of that kind. Unknown kinds,
 //!   unknown fields, values of the wrong type and missing required parameters
 //!   are errors; absent optional ones take their default.
 //! - Parameter types: *count* (a whole number ≥ 0; `1e7` is accepted), *number*,
 //!   *string*, *rate* (a number in (0, 1] or a fraction `"3/4"`), *choice* (one
-//!   of the listed strings).
+//!   of the listed strings), *flag* (`true` or `false`).
 //! - `vars`: a field whose value is the string `"$name"` takes the value of
 //!   variable `name`, with that value's own type, so that blocks that must
 //!   agree (the channel and the demapper on Eb/N0, the framer and the decoder on
@@ -42,7 +42,8 @@
 //!   the first block of a chain may name its output port (`a.output > b`) and
 //!   the last its input port (`a > ber.decoded`). An output may feed several
 //!   inputs; every input takes exactly one stream; every port must be
-//!   connected; the item types at both ends (`u8` bits, `f32`, `i8`) must agree.
+//!   connected; the item types at both ends (`u8` bits, `f32`, `i8`, `cf32`)
+//!   must agree.
 //! - Overrides: [`Override`] (`--set block.param=value`, or
 //!   `--set vars.name=value`) replaces a field before the checks, which treat it
 //!   like one written in the file.
@@ -59,7 +60,7 @@ mod runner;
 
 pub use assembly::{Built, DecoderNote};
 pub use builder::{BuildOptions, build};
-pub use file::{BlockEntry, FlowgraphFile, Override};
+pub use file::{BlockEntry, FlowgraphFile, MAX_FILE_BYTES, Override};
 pub use params::{Args, Literal, Need, Param, ParamType};
-pub use registry::{KINDS, Kind, Ports, StreamType, kind};
+pub use registry::{Kind, Ports, StreamType, kind, kinds};
 pub use runner::{Progress, Summary, run};

@@ -17,6 +17,8 @@ pub enum ParamType {
     Rate,
     /// One of the listed strings.
     Choice(&'static [&'static str]),
+    /// `true` or `false`.
+    Flag,
 }
 
 impl fmt::Display for ParamType {
@@ -27,6 +29,7 @@ impl fmt::Display for ParamType {
             ParamType::Text => write!(f, "a string"),
             ParamType::Rate => write!(f, "a rate in (0, 1] (a number or a fraction such as \"3/4\")"),
             ParamType::Choice(options) => write!(f, "one of {}", options.join(", ")),
+            ParamType::Flag => write!(f, "true or false"),
         }
     }
 }
@@ -49,6 +52,8 @@ pub enum Literal {
     Count(u64),
     /// A string (also a choice).
     Text(&'static str),
+    /// A flag.
+    Flag(bool),
 }
 
 /// One parameter a block kind declares.
@@ -87,6 +92,7 @@ pub(crate) enum Value {
     Count(u64),
     Real(f64),
     Text(String),
+    Flag(bool),
 }
 
 /// Check `value` against `ty`; the error says what was expected and found.
@@ -100,6 +106,7 @@ pub(crate) fn check(ty: ParamType, value: &toml::Value) -> Result<Value, String>
         (ParamType::Real, toml::Value::Integer(i)) => Ok(Value::Real(*i as f64)),
         (ParamType::Real, toml::Value::Float(x)) if x.is_finite() => Ok(Value::Real(*x)),
         (ParamType::Text, toml::Value::String(s)) => Ok(Value::Text(s.clone())),
+        (ParamType::Flag, toml::Value::Boolean(b)) => Ok(Value::Flag(*b)),
         (ParamType::Choice(options), toml::Value::String(s)) if options.contains(&s.as_str()) => {
             Ok(Value::Text(s.clone()))
         }
@@ -153,6 +160,11 @@ impl Args {
         anyhow::anyhow!("{}: field '{field}': {problem}", self.place)
     }
 
+    /// An error saying that `field` is missing, with a `hint`.
+    pub fn missing(&self, field: &str, hint: &str) -> anyhow::Error {
+        anyhow::anyhow!("{}: field '{field}' is missing ({hint})", self.place)
+    }
+
     /// `result`, with its error named after `field`.
     pub fn about<T, E: fmt::Display>(&self, field: &str, result: Result<T, E>) -> anyhow::Result<T> {
         result.map_err(|e| self.invalid(field, e))
@@ -179,6 +191,29 @@ impl Args {
     pub fn size(&self, field: &str) -> anyhow::Result<usize> {
         let c = self.count(field)?;
         self.about(field, usize::try_from(c))
+    }
+
+    /// A count parameter that must lie in `range` (the limit a size is
+    /// checked against before anything is allocated).
+    pub fn size_in(&self, field: &str, range: std::ops::RangeInclusive<usize>) -> anyhow::Result<usize> {
+        let c = self.count(field)?;
+        match usize::try_from(c) {
+            Ok(v) if range.contains(&v) => Ok(v),
+            _ => Err(self.invalid(field, format!("{c} is outside {}..={}", range.start(), range.end()))),
+        }
+    }
+
+    /// A flag parameter.
+    pub fn flag(&self, field: &str) -> anyhow::Result<bool> {
+        match self.get(field)? {
+            Value::Flag(b) => Ok(*b),
+            other => Err(self.invalid(field, format!("holds {other:?}, not true or false"))),
+        }
+    }
+
+    /// An optional real parameter.
+    pub fn real_opt(&self, field: &str) -> anyhow::Result<Option<f64>> {
+        if self.has(field) { self.real(field).map(Some) } else { Ok(None) }
     }
 
     /// An optional count parameter.

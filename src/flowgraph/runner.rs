@@ -2,6 +2,8 @@
 
 use super::assembly::{Built, DecoderNote};
 use crate::blocks::{BerCounts, Throughput, runtime};
+use futuresdr::runtime::Runtime;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The live figures of a running flowgraph (its first BER sink and probe).
@@ -22,6 +24,9 @@ pub struct Summary {
     pub ber: Vec<(String, BerCounts)>,
     /// Whether a BER sink stopped the run at its target.
     pub stopped_at_target: bool,
+    /// Whether the caller's cancel flag (Ctrl-C) stopped it; the counts are
+    /// what it had by then.
+    pub interrupted: bool,
     /// Final reading of every throughput probe, by block name.
     pub throughput: Vec<(String, Throughput)>,
     /// The decoders and their backends.
@@ -31,8 +36,10 @@ pub struct Summary {
 }
 
 /// Run `built` to its end, calling `on_tick` with the live figures every
-/// `tick` meanwhile. A block's error fails the run with that block's message.
-pub fn run(built: Built, tick: Duration, mut on_tick: impl FnMut(&Progress)) -> anyhow::Result<Summary> {
+/// `tick` meanwhile. When `cancel` is set the flowgraph is told to stop and
+/// the summary holds what was counted until then. A block's error fails the
+/// run with that block's message.
+pub fn run(built: Built, tick: Duration, cancel: &AtomicBool, mut on_tick: impl FnMut(&Progress)) -> anyhow::Result<Summary> {
     let Built { flowgraph, errors, ber_sinks, probes, decoders } = built;
     let progress = |started: Instant| Progress {
         elapsed: started.elapsed(),
@@ -40,10 +47,26 @@ pub fn run(built: Built, tick: Duration, mut on_tick: impl FnMut(&Progress)) -> 
         throughput: probes.first().map(|(_, m)| m.reading()),
     };
     let started = Instant::now();
-    let worker = std::thread::spawn(move || runtime().run(flowgraph).map(drop).map_err(|e| e.to_string()));
+    let (handle_tx, handle_rx) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        let rt = runtime();
+        let (task, handle) = rt.start(flowgraph).map_err(|e| e.to_string())?.split();
+        let _ = handle_tx.send(handle);
+        Runtime::block_on(task).map(drop).map_err(|e| e.to_string())
+    });
     let mut next_tick = started + tick;
+    let (mut handle, mut interrupted, mut stop_sent) = (None, false, false);
     while !worker.is_finished() {
         std::thread::sleep(Duration::from_millis(20));
+        if handle.is_none() {
+            handle = handle_rx.try_recv().ok();
+        }
+        interrupted |= cancel.load(Ordering::Relaxed);
+        if let (true, false, Some(h)) = (interrupted, stop_sent, &handle) {
+            // The run ends as the blocks finish; a failure to ask only means it already ended.
+            let _ = Runtime::block_on(h.stop());
+            stop_sent = true;
+        }
         if Instant::now() >= next_tick {
             on_tick(&progress(started));
             next_tick += tick;
@@ -56,6 +79,7 @@ pub fn run(built: Built, tick: Duration, mut on_tick: impl FnMut(&Progress)) -> 
     }
     Ok(Summary {
         stopped_at_target: ber_sinks.iter().any(|(_, c)| c.stopped()),
+        interrupted,
         ber: ber_sinks.iter().map(|(n, c)| (n.clone(), c.counts())).collect(),
         throughput: probes.iter().map(|(n, m)| (n.clone(), m.reading())).collect(),
         decoders,

@@ -1,10 +1,4 @@
-//! Choosing the backend of a decoder: the CPU reference or the GPU launcher,
-//! behind the one [`BatchDecoder`] trait.
-
-use super::viterbi::{GpuLlr, GpuOptions, GpuViterbi};
-use crate::codes::BatchDecoder;
-use crate::codes::conv::{CpuViterbi, DepuncturedUnits, PuncturePattern, Trellis, ViterbiMode};
-use std::sync::Arc;
+//! Where a decoder runs, and the one place that decides it for every family.
 
 /// Where a decoder runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -40,53 +34,67 @@ impl std::fmt::Display for Backend {
     }
 }
 
-/// A Viterbi decoder on `backend`. With [`Backend::Auto`] the GPU is tried
-/// first; when it is unusable the CPU decoder is returned together with the
-/// reason, so that the caller can say why it runs on the CPU.
-///
-/// With `punctured`, the decoder takes the units of a punctured
-/// [`crate::codes::conv::Tiler`] and puts the erasures back itself: the GPU
-/// kernel as it loads, the CPU through [`DepuncturedUnits`].
+/// Where a decoder ended up, and why not on the GPU when `auto` fell back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    /// Whether it runs on the GPU.
+    pub gpu: bool,
+    /// Why `auto` did not take the GPU.
+    pub why_not_gpu: Option<String>,
+}
+
+impl Choice {
+    /// `cpu` or `gpu`.
+    pub fn name(&self) -> &'static str {
+        if self.gpu { "gpu" } else { "cpu" }
+    }
+}
+
+impl std::fmt::Display for Choice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.why_not_gpu {
+            Some(why) => write!(f, "cpu (no GPU: {why})"),
+            None => f.write_str(self.name()),
+        }
+    }
+}
+
+/// Build what runs on `backend`: `gpu()` for [`Backend::Gpu`] (its error is
+/// the caller's), `cpu()` for [`Backend::Cpu`], and for [`Backend::Auto`]
+/// `gpu()` when it succeeds, else `cpu()` with the GPU's error as the reason.
+/// Every family's decoders, and the benchmarks, choose through this.
 ///
 /// # Example
 /// ```
-/// use gpufec::codes::conv::{ConvCode, FrameConfig, Trellis, ViterbiMode};
-/// use gpufec::gpu::{Backend, GpuOptions, viterbi_decoder};
-/// use std::sync::Arc;
-/// let t = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
-/// let mode = ViterbiMode::Frame(FrameConfig::new(100, true).unwrap());
-/// let (dec, _why_not_gpu) = viterbi_decoder::<f32>(t, mode, None, Backend::Cpu, 0, &GpuOptions::default()).unwrap();
-/// assert!(dec.describe().starts_with("cpu"));
+/// use gpufec::gpu::{Backend, select};
+/// let (what, choice) = select(Backend::Auto, || anyhow::bail!("no CUDA driver"), || Ok("cpu decoder")).unwrap();
+/// assert_eq!(what, "cpu decoder");
+/// assert_eq!(choice.to_string(), "cpu (no GPU: no CUDA driver)");
+/// assert!(select(Backend::Gpu, || anyhow::bail!("no CUDA driver"), || Ok("cpu decoder")).is_err());
 /// ```
-pub fn viterbi_decoder<T: GpuLlr>(
-    trellis: Arc<Trellis>,
-    mode: ViterbiMode,
-    punctured: Option<&PuncturePattern>,
+pub fn select<D>(
     backend: Backend,
-    cpu_threads: usize,
-    gpu: &GpuOptions,
-) -> anyhow::Result<(Box<dyn BatchDecoder<T>>, Option<String>)> {
-    let tile = match (mode, punctured) {
-        (ViterbiMode::Frame(_), Some(_)) => {
-            anyhow::bail!("terminated frames take depunctured LLRs; put a Depuncture block before the decoder")
-        }
-        (ViterbiMode::Tiled(tile), _) => Some(tile),
-        (ViterbiMode::Frame(_), None) => None,
-    };
-    let cpu = |trellis| -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
-        let plain = Box::new(CpuViterbi::<T>::new(trellis, mode, cpu_threads)?);
-        Ok(match (tile, punctured) {
-            (Some(tile), Some(p)) => Box::new(DepuncturedUnits::new(plain, tile, p.clone())?),
-            _ => plain,
-        })
-    };
-    let gpu_decoder = |trellis| GpuViterbi::<T>::with_input(trellis, mode, punctured, gpu.clone());
+    gpu: impl FnOnce() -> anyhow::Result<D>,
+    cpu: impl FnOnce() -> anyhow::Result<D>,
+) -> anyhow::Result<(D, Choice)> {
     match backend {
-        Backend::Cpu => Ok((cpu(trellis)?, None)),
-        Backend::Gpu => Ok((Box::new(gpu_decoder(trellis)?), None)),
-        Backend::Auto => match gpu_decoder(trellis.clone()) {
-            Ok(d) => Ok((Box::new(d), None)),
-            Err(e) => Ok((cpu(trellis)?, Some(format!("{e:#}")))),
+        Backend::Cpu => Ok((cpu()?, Choice { gpu: false, why_not_gpu: None })),
+        Backend::Gpu => Ok((gpu()?, Choice { gpu: true, why_not_gpu: None })),
+        Backend::Auto => match gpu() {
+            Ok(d) => Ok((d, Choice { gpu: true, why_not_gpu: None })),
+            Err(e) => Ok((cpu()?, Choice { gpu: false, why_not_gpu: Some(format!("{e:#}")) })),
         },
     }
+}
+
+/// Where and how a decoder runs: the options every family's decoder takes
+/// beside its own code parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BackendOptions {
+    /// Where it runs.
+    pub backend: Backend,
+    /// CPU decoder threads (0 = all cores).
+    pub cpu_threads: usize,
+    /// The GPU pipeline.
+    pub pipeline: super::PipelineOptions,
 }

@@ -1,120 +1,93 @@
-//! `gpufec bench viterbi --backend gpu`: kernel-only and end-to-end throughput
-//! of the GPU Viterbi decoder, the paper's Table IV and V layouts, the time
-//! split of one batch, end to end against the pipeline's host threads,
-//! punctured rates depunctured on the host or in the kernel, and the
-//! host-memory and copy-engine ceilings under the end-to-end figures. Prints
-//! markdown, ready for BENCHMARKS.md.
+//! Benchmarks every GPU decoder shares: kernel-only and end-to-end throughput
+//! with the time split of a batch, the host-memory floor and the copy
+//! engine's ceiling under the end-to-end figures. A family's bench prepares
+//! noisy work units at a stated Eb/N0 (an early-stopping decoder's speed
+//! depends on it) and calls these with its decoder.
 
 use super::device::cuda;
 use super::memory::{DeviceBuf, Event, PinnedBuf};
-use super::pipeline::{default_host_threads, par_chunks, par_unpack};
+use super::pipeline::{BatchSplit, par_chunks, par_unpack};
 use super::stream_copy::stream_copy;
-use super::viterbi::{GpuLlr, GpuOptions, GpuViterbi, RingPlace, lcm};
-use crate::codes::BatchDecoder;
-use crate::codes::conv::{ConvCode, Depuncturer, PuncturePattern, TileConfig, Traceback, Trellis, ViterbiMode};
+use crate::codes::decode::{Batch, BatchDecoder, Decoded};
+use crate::codes::llr::Llr;
 use cudarc::driver::result;
 use rand::{RngCore, SeedableRng, rngs::SmallRng};
-use std::sync::Arc;
 use std::time::Instant;
 
-/// What to measure.
-#[derive(Debug, Clone)]
-pub struct GpuBenchOptions {
-    /// CUDA device.
-    pub device: usize,
-    /// Pipeline slots for the end-to-end figures.
-    pub slots: usize,
-    /// Kernel launches averaged per kernel-only figure.
-    pub reps: usize,
-    /// Batches decoded per end-to-end figure: enough that filling and draining
-    /// the pipeline (about one batch's time, not overlapped, which a long
-    /// stream pays once) costs about 2 % of the figure, not 8 % as with 12.
-    pub batches: usize,
-    /// Also measure the Table IV and V grids.
-    pub tables: bool,
-    /// Tiles per work unit.
-    pub group: usize,
+/// What the shared benchmarks need of a GPU decoder besides the decoder
+/// contract.
+pub trait GpuBench<T: Llr>: BatchDecoder<T> {
+    /// Mean kernel milliseconds of decoding `batch` (at most one batch)
+    /// already resident on the device, over `reps` launches; needs nothing in
+    /// flight.
+    fn time_kernel(&mut self, batch: &Batch<'_, T>, reps: usize) -> anyhow::Result<f64>;
+
+    /// Where the batch collected last spent its time.
+    fn last_split(&self) -> BatchSplit;
 }
 
-impl Default for GpuBenchOptions {
-    fn default() -> Self {
-        Self { device: 0, slots: 2, reps: 20, batches: 48, tables: true, group: 64 }
-    }
-}
-
-/// Random LLRs: the kernel's work does not depend on their values.
-fn random<T: BenchLlr>(len: usize, seed: u64) -> Vec<T> {
-    let mut r = SmallRng::seed_from_u64(seed);
-    let mut bytes = vec![0u8; len];
-    r.fill_bytes(&mut bytes);
-    bytes.into_iter().map(T::from_byte).collect()
-}
-
-/// LLR types as the bench fills them from random bytes.
-trait BenchLlr: GpuLlr {
-    fn from_byte(b: u8) -> Self;
-}
-impl BenchLlr for i8 {
-    fn from_byte(b: u8) -> Self {
-        b as i8
-    }
-}
-impl BenchLlr for f32 {
-    fn from_byte(b: u8) -> Self {
-        (b as i8) as f32 * 0.25
-    }
-}
-fn k7() -> Arc<Trellis> {
-    Arc::new(Trellis::new(&ConvCode::k7_171_133()))
-}
-
-fn decoder<T: GpuLlr>(tile: TileConfig, ring: RingPlace, o: &GpuBenchOptions) -> anyhow::Result<GpuViterbi<T>> {
-    let opts = GpuOptions { device: o.device, slots: o.slots, ring, ..Default::default() };
-    GpuViterbi::<T>::new(k7(), ViterbiMode::Tiled(tile), opts)
-}
-
-/// Kernel-only Gb/s of information bits on one full, device-resident batch.
-fn kernel_gbps<T: GpuLlr + BenchLlr>(dec: &mut GpuViterbi<T>, reps: usize) -> anyhow::Result<f64> {
-    let unit = dec.unit();
-    let llrs: Vec<T> = random(unit.llrs_in * dec.batch_units(), 1);
-    let ms = dec.time_kernel(&llrs, reps)?;
-    Ok((unit.bits_out * dec.batch_units()) as f64 / (ms * 1e-3) / 1e9)
+/// Kernel-only Gb/s of information bits on one full batch of the uniform
+/// `units` (which must hold at least one batch), device-resident.
+pub fn kernel_only<T: Llr>(dec: &mut dyn GpuBench<T>, units: &[T], reps: usize) -> anyhow::Result<f64> {
+    let shape = dec.shapes()[0];
+    let per_batch = dec.limit().units;
+    anyhow::ensure!(units.len() >= per_batch * shape.items, "a kernel-only figure needs a full batch of units");
+    let ms = dec.time_kernel(&Batch::uniform(&units[..per_batch * shape.items], shape.items)?, reps)?;
+    Ok((shape.bits * per_batch) as f64 / (ms * 1e-3) / 1e9)
 }
 
 /// End-to-end figures: pageable host memory in, through the pipeline, host
 /// memory out.
-struct EndToEnd {
-    gbps: f64,
-    /// Per-batch means over the run, milliseconds.
-    h2d_ms: f64,
-    kernel_ms: f64,
-    d2h_ms: f64,
+#[derive(Debug, Clone, Copy)]
+pub struct EndToEnd {
+    /// Information Gb/s.
+    pub gbps: f64,
+    /// Per-batch mean milliseconds of the host→device copy, the kernel and the
+    /// device→host copy.
+    pub h2d_ms: f64,
+    /// See `h2d_ms`.
+    pub kernel_ms: f64,
+    /// See `h2d_ms`.
+    pub d2h_ms: f64,
     /// Wall milliseconds per batch.
-    wall_ms: f64,
+    pub wall_ms: f64,
     /// Host milliseconds per batch spent staging the input into pinned memory
     /// (submit).
-    stage_ms: f64,
-    /// Host milliseconds per batch spent unpacking the bits out of pinned
+    pub stage_ms: f64,
+    /// Host milliseconds per batch spent unpacking the results out of pinned
     /// memory (collect, without the wait).
-    unpack_ms: f64,
+    pub unpack_ms: f64,
 }
 
-fn end_to_end<T: GpuLlr + BenchLlr>(dec: &mut GpuViterbi<T>, batches: usize) -> anyhow::Result<EndToEnd> {
-    let unit = dec.unit();
-    let per_batch = unit.llrs_in * dec.batch_units();
-    // Two distinct batches of input reused round robin keep host memory modest.
-    let input: Vec<T> = random(per_batch * 2, 2);
-    let mut out = Vec::with_capacity(unit.bits_out * dec.batch_units() * dec.depth());
-    // One batch first, so that no first-touch cost lands in the figure.
-    dec.submit(&input[..per_batch])?;
+impl EndToEnd {
+    /// Share of the shorter of host work and device work (copies and kernel of
+    /// one batch) that ran hidden behind the longer, percent.
+    pub fn overlap_percent(&self) -> f64 {
+        let (gpu, host) = (self.h2d_ms + self.kernel_ms + self.d2h_ms, self.stage_ms + self.unpack_ms);
+        (100.0 * (gpu + host - self.wall_ms) / gpu.min(host)).clamp(0.0, 100.0)
+    }
+}
+
+/// Decode `batches` full batches through `dec`, taken round robin from the
+/// uniform `units` (two distinct batches, reused, keep host memory modest),
+/// keeping the decoder's depth in flight. One batch first, so that no
+/// first-touch cost lands in the figure.
+pub fn end_to_end<T: Llr>(dec: &mut dyn GpuBench<T>, units: &[T], batches: usize) -> anyhow::Result<EndToEnd> {
+    let shape = dec.shapes()[0];
+    let per_batch = dec.limit().units * shape.items;
+    let distinct = (units.len() / per_batch.max(1)).clamp(1, 2);
+    anyhow::ensure!(units.len() >= per_batch, "an end-to-end figure needs a full batch of units");
+    let batch = |b: usize| Batch::uniform(&units[(b % distinct) * per_batch..][..per_batch], shape.items);
+    let mut out = Decoded::default();
+    dec.submit(&batch(0)?)?;
     dec.collect(&mut out)?;
     let mut sink = 0usize;
     let (mut h2d, mut ker, mut d2h) = (0.0, 0.0, 0.0);
     let (mut stage, mut unpack) = (0.0, 0.0);
-    let mut collect = |dec: &mut GpuViterbi<T>, out: &mut Vec<u8>| -> anyhow::Result<()> {
+    let mut collect = |dec: &mut dyn GpuBench<T>, out: &mut Decoded| -> anyhow::Result<()> {
         out.clear();
         dec.collect(out)?;
-        sink += out.len();
+        sink += out.bits.len();
         let s = dec.last_split();
         (h2d, ker, d2h, unpack) = (h2d + s.h2d_ms, ker + s.kernel_ms, d2h + s.d2h_ms, unpack + s.host_out_ms);
         Ok(())
@@ -124,9 +97,8 @@ fn end_to_end<T: GpuLlr + BenchLlr>(dec: &mut GpuViterbi<T>, batches: usize) -> 
         if dec.in_flight() >= dec.depth() {
             collect(dec, &mut out)?;
         }
-        let at = (b % 2) * per_batch;
         let t = Instant::now();
-        dec.submit(&input[at..at + per_batch])?;
+        dec.submit(&batch(b)?)?;
         stage += t.elapsed().as_secs_f64() * 1e3;
     }
     while dec.in_flight() > 0 {
@@ -135,6 +107,13 @@ fn end_to_end<T: GpuLlr + BenchLlr>(dec: &mut GpuViterbi<T>, batches: usize) -> 
     let secs = start.elapsed().as_secs_f64();
     let n = batches as f64;
     Ok(EndToEnd { gbps: sink as f64 / secs / 1e9, h2d_ms: h2d / n, kernel_ms: ker / n, d2h_ms: d2h / n, wall_ms: secs * 1e3 / n, stage_ms: stage / n, unpack_ms: unpack / n })
+}
+
+/// Random bytes: what the host-memory and copy-engine lines move.
+fn random_bytes(len: usize, seed: u64) -> Vec<i8> {
+    let mut bytes = vec![0u8; len];
+    SmallRng::seed_from_u64(seed).fill_bytes(&mut bytes);
+    bytes.into_iter().map(|b| b as i8).collect()
 }
 
 /// The fewest wall-clock seconds `f` took in `runs` runs after `warmups`
@@ -153,16 +132,17 @@ fn best_secs(warmups: usize, runs: usize, mut f: impl FnMut() -> anyhow::Result<
 }
 
 /// Host memory speeds that bound the end-to-end figure, for `bits` decoded bits
-/// per batch with i8 LLRs at rate 1/2 (2 bytes in, one packed bit back, one
-/// byte out per bit): GB/s of staging pageable LLRs into pinned memory (with
-/// the pipeline's streaming stores), of unpacking bits to bytes, and of a plain
-/// pageable copy for reference, each the best of five on every core rayon has.
-fn host_floor(device: usize, bits: usize) -> anyhow::Result<()> {
+/// per batch and `in_bytes` input bytes per bit (2 for i8 LLRs at rate 1/2;
+/// one packed bit back, one byte out per bit): GB/s of staging pageable input
+/// into pinned memory (with the pipeline's streaming stores), of unpacking bits
+/// to bytes, and of a plain pageable copy for reference, each the best of five
+/// on every core rayon has.
+pub fn host_floor(device: usize, in_bytes: usize, bits: usize) -> anyhow::Result<()> {
     let ctx = super::device::context(device)?;
-    let src: Vec<i8> = random(2 * bits, 3);
-    let mut pinned = PinnedBuf::<i8>::new(&ctx, 2 * bits, true)?;
-    let mut plain = vec![0i8; 2 * bits];
-    let words: Vec<u32> = random::<i8>(bits / 8, 4).chunks(4).map(|b| u32::from_le_bytes([b[0] as u8, b[1] as u8, b[2] as u8, b[3] as u8])).collect();
+    let src: Vec<i8> = random_bytes(in_bytes * bits, 3);
+    let mut pinned = PinnedBuf::<i8>::new(&ctx, in_bytes * bits, true)?;
+    let mut plain = vec![0i8; in_bytes * bits];
+    let words: Vec<u32> = random_bytes(bits / 8, 4).chunks(4).map(|b| u32::from_le_bytes([b[0] as u8, b[1] as u8, b[2] as u8, b[3] as u8])).collect();
     let mut out = Vec::with_capacity(bits);
     let stage = best_secs(1, 5, || {
         par_chunks(pinned.as_mut_slice(), &src, stream_copy);
@@ -178,14 +158,14 @@ fn host_floor(device: usize, bits: usize) -> anyhow::Result<()> {
         Ok(())
     })?;
     let gb = |bytes: usize, s: f64| bytes as f64 / s / 1e9;
-    let (stage_gb, unpack_gb) = (gb(2 * bits, stage), gb(bits, unpack));
+    let (stage_gb, unpack_gb) = (gb(in_bytes * bits, stage), gb(bits, unpack));
     println!(
         "\nHost memory, {} Mbit per batch on {} threads: stage pageable→pinned {stage_gb:.1} GB/s, unpack bits→bytes {unpack_gb:.1} GB/s (output), \
          pageable copy {:.1} GB/s. Done one after the other, as one host thread does, they cap end-to-end at {:.1} Gb/s.",
         bits / 1_000_000,
         rayon::current_num_threads(),
-        gb(2 * bits, copy),
-        1.0 / (2.0 / stage_gb + 1.0 / unpack_gb)
+        gb(in_bytes * bits, copy),
+        1.0 / (in_bytes as f64 / stage_gb + 1.0 / unpack_gb)
     );
     Ok(())
 }
@@ -196,9 +176,9 @@ fn host_floor(device: usize, bits: usize) -> anyhow::Result<()> {
 /// cached buffer (so from the CPU's cache), and straight from pageable memory
 /// (the driver stages it through its own pinned buffers) on 1, 4 and 16 host
 /// threads with a stream each.
-fn copy_engine(device: usize, bytes: usize) -> anyhow::Result<()> {
+pub fn copy_engine(device: usize, bytes: usize) -> anyhow::Result<()> {
     let ctx = super::device::context(device)?;
-    let src: Vec<i8> = random(bytes, 6);
+    let src: Vec<i8> = random_bytes(bytes, 6);
     let dev = DeviceBuf::new(&ctx, bytes)?;
     let mut pinned = PinnedBuf::<i8>::new(&ctx, bytes, true)?;
     pinned.as_mut_slice().copy_from_slice(&src);
@@ -266,172 +246,3 @@ fn copy_engine(device: usize, bytes: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Run the GPU Viterbi benchmark and print its report.
-pub fn bench_viterbi(o: &GpuBenchOptions) -> anyhow::Result<()> {
-    let info = super::devices()?.into_iter().nth(o.device).ok_or_else(|| anyhow::anyhow!("CUDA device {} does not exist", o.device))?;
-    println!(
-        "# GPU Viterbi, K=7 (171,133) r=1/2, on {} ({} SMs, sm_{}{}), {} tiles per work unit",
-        info.name, info.sms, info.compute_capability.0, info.compute_capability.1, o.group
-    );
-    let tile = |f, v2, tb| -> anyhow::Result<TileConfig> { Ok(TileConfig::new(f, 20, v2, tb)?.with_group(o.group)?) };
-
-    println!("\n## Headline: f=256, v1=20 (kernel-only = device-resident LLRs; end-to-end = pageable host memory in and out, {} slots)\n", o.slots);
-    println!("| traceback | v2 | LLR | survivors | tiles/batch | kernel-only Gb/s | end-to-end Gb/s | H2D ms | kernel ms | D2H ms | stage ms | unpack ms | wall ms/batch | overlap |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    // Serial v2=20 and parallel f0=32 v2=30 lose ≤ 0.05 dB against the full-frame
-    // decoder (BENCHMARKS.md, Tables II and III); f0=32 v2=45 is the paper's pick.
-    for (tb, v2) in [(Traceback::Serial, 20), (Traceback::Parallel { f0: 32 }, 30), (Traceback::Parallel { f0: 32 }, 45)] {
-        for ring in [RingPlace::Auto, RingPlace::Shared, RingPlace::Global] {
-            headline::<i8>(tile(256, v2, tb)?, ring, o)?;
-        }
-        headline::<f32>(tile(256, v2, tb)?, RingPlace::Auto, o)?;
-    }
-    host_threads(tile(256, 20, Traceback::Serial)?, o)?;
-    host_floor(o.device, 337_920 * 256)?;
-    copy_engine(o.device, 2 * 337_920 * 256)?;
-    punctured(o)?;
-    if o.tables {
-        table(o, "Table IV layout: serial traceback, f × v2, i8, kernel-only Gb/s", "v2 \\ f", &[10, 20, 30, 40], &[32, 64, 128, 256, 512], |v2, f| {
-            tile(f, v2, Traceback::Serial)
-        })?;
-        table(o, "Table V layout: parallel traceback, f=256, f0 × v2, i8, kernel-only Gb/s", "v2 \\ f0", &[25, 30, 35, 40, 45], &[8, 16, 24, 32, 40, 48, 56], |v2, f0| {
-            tile(256, v2, Traceback::Parallel { f0 })
-        })?;
-    }
-    Ok(())
-}
-
-/// End to end against the pipeline's host threads, for `tile` with i8 LLRs
-/// and survivors in global memory: staging must outrun the copy engine, and
-/// every thread more takes host memory bandwidth from it.
-fn host_threads(tile: TileConfig, o: &GpuBenchOptions) -> anyhow::Result<()> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    println!(
-        "\n## Host threads: {} v2={}, i8, global survivors, end to end ({} slots; the default is {} of the {cores} cores)\n",
-        tile.traceback,
-        tile.v2,
-        o.slots,
-        default_host_threads()
-    );
-    println!("| host threads | end-to-end Gb/s | H2D ms | stage ms | unpack ms | wall ms/batch |");
-    println!("|---|---|---|---|---|---|");
-    let mut counts = vec![4, 6, 8, 12, 16, cores];
-    counts.retain(|&n| n <= cores);
-    counts.sort_unstable();
-    counts.dedup();
-    for n in counts {
-        let opts = GpuOptions { device: o.device, slots: o.slots, ring: RingPlace::Global, host_threads: n, ..Default::default() };
-        let e = end_to_end(&mut GpuViterbi::<i8>::new(k7(), ViterbiMode::Tiled(tile), opts)?, o.batches)?;
-        println!("| {n} | {:.1} | {:.2} | {:.2} | {:.2} | {:.2} |", e.gbps, e.h2d_ms, e.stage_ms, e.unpack_ms, e.wall_ms);
-    }
-    Ok(())
-}
-
-/// Punctured rates both ways: depunctured on the host (the Depuncture block,
-/// one thread, then the decoder takes n LLRs per stage) and by the kernel as it
-/// loads (only the sent LLRs cross PCIe). i8 LLRs, serial traceback v2=20, f
-/// the multiple of both the period and 32 nearest 256 (tiles start on the
-/// period, and whole output words keep the host's unpacking on its fast path).
-fn punctured(o: &GpuBenchOptions) -> anyhow::Result<()> {
-    println!("\n## Punctured K=7, i8, serial v2=20: depunctured on the host or by the kernel ({} slots)\n", o.slots);
-    println!("| rate | f | depunctured by | LLR bytes/bit | kernel-only Gb/s | end-to-end Gb/s | H2D ms | kernel ms | stage ms | host depuncture Gb/s (1 thread) |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
-    for rate in ["2/3", "3/4", "7/8"] {
-        let pattern = PuncturePattern::standard(rate)?;
-        let step = lcm(32, pattern.period());
-        let f = (256 + step / 2) / step * step;
-        let tile = TileConfig::new(f, 20, 20, Traceback::Serial)?.with_group(o.group)?;
-        let opts = GpuOptions { device: o.device, slots: o.slots, ..Default::default() };
-        // What the Depuncture block costs per information bit, on one thread.
-        let bits = 64 << 20;
-        let sent: Vec<i8> = random(bits * pattern.kept_per_period() / pattern.period(), 5);
-        let mut full = Vec::with_capacity(2 * bits);
-        let t = Instant::now();
-        Depuncturer::new(pattern.clone()).depuncture(&sent, &mut full);
-        let host = bits as f64 / t.elapsed().as_secs_f64() / 1e9;
-        let decoders = [
-            ("host", GpuViterbi::<i8>::new(k7(), ViterbiMode::Tiled(tile), opts.clone())?),
-            ("kernel", GpuViterbi::<i8>::punctured(k7(), tile, &pattern, opts)?),
-        ];
-        for (by, mut dec) in decoders {
-            let k = kernel_gbps(&mut dec, o.reps)?;
-            let e = end_to_end(&mut dec, o.batches)?;
-            let bytes = dec.unit().llrs_in as f64 / dec.unit().bits_out as f64;
-            let host_col = if by == "host" { format!("{host:.2}") } else { "—".to_string() };
-            println!(
-                "| {rate} | {f} | {by} | {bytes:.2} | {k:.1} | {:.1} | {:.2} | {:.2} | {:.2} | {host_col} |",
-                e.gbps, e.h2d_ms, e.kernel_ms, e.stage_ms
-            );
-        }
-    }
-    Ok(())
-}
-
-fn headline<T: GpuLlr + BenchLlr>(tile: TileConfig, ring: RingPlace, o: &GpuBenchOptions) -> anyhow::Result<()> {
-    let mut dec = match decoder::<T>(tile, ring, o) {
-        Ok(d) => d,
-        Err(e) => {
-            println!("| {} | {} | {} | {ring:?} | — | {e:#} |", tile.traceback, tile.v2, T::NAME);
-            return Ok(());
-        }
-    };
-    let k = kernel_gbps(&mut dec, o.reps)?;
-    let e = end_to_end(&mut dec, o.batches)?;
-    let (gpu, host) = (e.h2d_ms + e.kernel_ms + e.d2h_ms, e.stage_ms + e.unpack_ms);
-    println!(
-        "| {} | {} | {} | {} | {} | {k:.1} | {:.1} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.0}% |",
-        tile.traceback,
-        tile.v2,
-        T::NAME,
-        if dec.ring_global() { "global" } else { "shared" },
-        dec.batch_units() * tile.group,
-        e.gbps,
-        e.h2d_ms,
-        e.kernel_ms,
-        e.d2h_ms,
-        e.stage_ms,
-        e.unpack_ms,
-        e.wall_ms,
-        // Share of the shorter of host work and device work (copies and kernel
-        // of one batch) that ran hidden behind the longer.
-        (100.0 * (gpu + host - e.wall_ms) / gpu.min(host)).clamp(0.0, 100.0)
-    );
-    Ok(())
-}
-
-fn table(
-    o: &GpuBenchOptions,
-    title: &str,
-    corner: &str,
-    rows: &[usize],
-    cols: &[usize],
-    tile: impl Fn(usize, usize) -> anyhow::Result<TileConfig> + Sync,
-) -> anyhow::Result<()> {
-    // Compile every cell's kernel in parallel first (NVRTC takes seconds each),
-    // with one-unit batches so that little memory is held meanwhile.
-    let cells: Vec<TileConfig> = rows.iter().flat_map(|&r| cols.iter().map(move |&c| (r, c))).map(|(r, c)| tile(r, c)).collect::<anyhow::Result<_>>()?;
-    std::thread::scope(|s| {
-        for chunk in cells.chunks(cells.len().div_ceil(16)) {
-            s.spawn(move || {
-                for &t in chunk {
-                    let opts = GpuOptions { device: o.device, slots: 1, batch_units: 1, ..Default::default() };
-                    let _ = GpuViterbi::<i8>::new(k7(), ViterbiMode::Tiled(t), opts);
-                }
-            });
-        }
-    });
-    println!("\n## {title}\n");
-    println!("| {corner} | {} |", cols.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" | "));
-    println!("|---|{}", "---|".repeat(cols.len()));
-    for (i, r) in rows.iter().enumerate() {
-        let mut line = format!("| {r} |");
-        for t in &cells[i * cols.len()..(i + 1) * cols.len()] {
-            let mut dec = decoder::<i8>(*t, RingPlace::Auto, o)?;
-            let g = kernel_gbps(&mut dec, o.reps)?;
-            line += &format!(" {g:.1}{} |", if dec.ring_global() { "ᵍ" } else { "" });
-        }
-        println!("{line}");
-    }
-    println!("\nᵍ: survivors in global memory (Auto placement).");
-    Ok(())
-}

@@ -1,11 +1,11 @@
 //! Run-time compilation of the embedded kernels with NVRTC, for the device's
-//! own architecture, with the code parameters as compile-time constants; each
-//! compiled module is kept for the life of the process.
-//!
-//! Compiled images are not cached on disk: a kernel compiles in a few seconds
-//! and a decoder compiles it once, at construction.
+//! own architecture, with the code parameters as compile-time constants. Each
+//! loaded module is kept for the life of the process, and each compiled image
+//! on disk across processes ([`super::kernel_cache`]): a kernel takes NVRTC a
+//! few seconds, and families compile one kernel per block size.
 
 use super::device::cuda;
+use super::kernel_cache;
 use super::sources::source;
 use cudarc::driver::{CudaContext, CudaFunction};
 use cudarc::nvrtc::{result as nvrtc, sys as nvrtc_sys};
@@ -41,18 +41,42 @@ pub fn nvrtc_available() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// NVRTC's options for `arch` (e.g. `sm_90`) and `defines`, in the order they
+/// are passed (the order is part of the cache key).
+fn options(arch: &str, defines: &[(String, String)]) -> Vec<String> {
+    let mut opts = vec![format!("--gpu-architecture={arch}"), "-std=c++17".into(), "--device-as-default-execution-space".into()];
+    opts.extend(defines.iter().map(|(k, v)| format!("-D{k}={v}")));
+    opts
+}
+
+/// NVRTC's (major, minor) version, asked once per process.
+fn nvrtc_version() -> anyhow::Result<(i32, i32)> {
+    static VERSION: OnceLock<(i32, i32)> = OnceLock::new();
+    if let Some(v) = VERSION.get() {
+        return Ok(*v);
+    }
+    nvrtc_available()?;
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: writes two ints; the library is present (checked above).
+    unsafe { nvrtc_sys::nvrtcVersion(&mut major, &mut minor) }.result().map_err(nvrtc_err("nvrtcVersion"))?;
+    Ok(*VERSION.get_or_init(|| (major, minor)))
+}
+
 /// Compile `file` (an embedded kernel) for `arch` (e.g. `sm_90`) with `defines`
 /// and return the CUBIN image. A compile error carries NVRTC's log.
 pub(crate) fn compile_cubin(file: &str, arch: &str, defines: &[(String, String)]) -> anyhow::Result<Vec<u8>> {
     nvrtc_available()?;
-    let src = CString::new(expand(file)?)?;
+    compile_text(file, &expand(file)?, &options(arch, defines))
+}
+
+/// Compile the expanded source `text` of `file` with `opts` to a CUBIN image.
+fn compile_text(file: &str, text: &str, opts: &[String]) -> anyhow::Result<Vec<u8>> {
+    let src = CString::new(text)?;
     let name = CString::new(file)?;
     let prog = nvrtc::create_program(&src, Some(&name)).map_err(nvrtc_err("nvrtcCreateProgram"))?;
-    let mut opts = vec![format!("--gpu-architecture={arch}"), "-std=c++17".into(), "--device-as-default-execution-space".into()];
-    opts.extend(defines.iter().map(|(k, v)| format!("-D{k}={v}")));
     // SAFETY: `prog` is a live program; it is destroyed on every path below.
     let result = unsafe {
-        match nvrtc::compile_program(prog, &opts) {
+        match nvrtc::compile_program(prog, opts) {
             Ok(()) => {
                 let mut size = 0usize;
                 nvrtc_sys::nvrtcGetCUBINSize(prog, &mut size).result().map_err(nvrtc_err("nvrtcGetCUBINSize")).and_then(|()| {
@@ -74,8 +98,9 @@ pub(crate) fn compile_cubin(file: &str, arch: &str, defines: &[(String, String)]
     result
 }
 
-/// The kernel `entry` of `file` compiled for the device of `ctx` with `defines`,
-/// compiled once per process and parameter set.
+/// The kernel `entry` of `file` compiled for the device of `ctx` with `defines`:
+/// loaded once per process and parameter set, compiled only when the disk cache
+/// has no image for it.
 pub(crate) fn kernel(ctx: &Arc<CudaContext>, file: &str, entry: &str, defines: &[(String, String)]) -> anyhow::Result<CudaFunction> {
     type Key = (usize, String, String, Vec<(String, String)>);
     static CACHE: OnceLock<Mutex<HashMap<Key, CudaFunction>>> = OnceLock::new();
@@ -84,8 +109,15 @@ pub(crate) fn kernel(ctx: &Arc<CudaContext>, file: &str, entry: &str, defines: &
         return Ok(f.clone());
     }
     let (major, minor) = ctx.compute_capability().map_err(cuda("cuDeviceGetAttribute"))?;
-    let image = compile_cubin(file, &format!("sm_{major}{minor}"), defines)?;
-    let module = ctx.load_module(cudarc::nvrtc::Ptx::from_binary(image)).map_err(cuda("cuModuleLoadData"))?;
+    let arch = format!("sm_{major}{minor}");
+    let text = expand(file)?;
+    let opts = options(&arch, defines);
+    let disk_key = kernel_cache::key_text(file, entry, &arch, nvrtc_version()?, &opts, &text);
+    let module = kernel_cache::global().module(
+        &disk_key,
+        || compile_text(file, &text, &opts),
+        |image| ctx.load_module(cudarc::nvrtc::Ptx::from_binary(image.to_vec())).map_err(cuda("cuModuleLoadData")),
+    )?;
     let f = module.load_function(entry).map_err(cuda("cuModuleGetFunction"))?;
     CACHE.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner()).insert(key, f.clone());
     Ok(f)

@@ -2,21 +2,35 @@
 //! launcher per code family). The CUDA driver and NVRTC are loaded at run time,
 //! so the crate builds and its CPU paths run where no CUDA exists; every GPU
 //! entry point then answers with one plain sentence saying why there is no GPU.
+//!
+//! What every family shares: [`select`] (the one choice between GPU and CPU,
+//! with the reason), [`PipelineOptions`] and the pipeline with its per-slot
+//! buffers, the process's host thread pool, run-time compilation with a disk
+//! cache, and the benchmarks of [`bench`]. What a family adds: its launcher
+//! module (`viterbi`).
 
 mod backend;
-mod bench;
+pub mod bench;
 mod compile;
 mod device;
+mod host_pool;
+mod kernel_cache;
 mod memory;
 mod pipeline;
+mod selftest;
 mod sources;
 mod stream_copy;
 mod viterbi;
 
-pub use backend::{Backend, viterbi_decoder};
-pub use bench::{GpuBenchOptions, bench_viterbi};
+pub use backend::{Backend, BackendOptions, Choice, select};
 pub use compile::nvrtc_available;
+pub use kernel_cache::kernel_cache_status;
 pub use device::{DeviceInfo, available, devices};
-pub use pipeline::BatchSplit;
+pub use host_pool::{MAX_HOST_THREADS, default_host_threads};
+pub use pipeline::{BatchSplit, MAX_SLOTS, PipelineOptions};
+pub use selftest::pipeline_selftest;
 pub use sources::{SOURCES, source};
-pub use viterbi::{DEFAULT_MIN_BLOCKS_GLOBAL_I8, GpuLlr, GpuOptions, GpuViterbi, RingPlace, compile_viterbi_kernel};
+pub use viterbi::{
+    BENCH_EBN0_DB, DEFAULT_MIN_BLOCKS_GLOBAL_I8, GpuBenchOptions, GpuViterbi, MAX_BATCH_BYTES, SurvivorMemory, ViterbiTuning, bench_viterbi,
+    compile_viterbi_kernel, viterbi_decoder,
+};

@@ -1,18 +1,76 @@
 //! The N-slot stream pipeline every GPU decoder uses: per slot, pinned host
-//! staging in and out, device buffers, one stream and its events. While slot i
-//! runs its kernel, slot i+1 copies in and slot i−1 copies out; results are
-//! collected in submission order. A batch is staged and copied in a few chunks,
-//! so that its copy in starts while the host still stages the rest. The host's
-//! copies run on the pipeline's own thread pool, sized so that staging outruns
-//! the copy engine without taking the host memory bandwidth the copy engine
-//! needs.
+//! staging in and out, device buffers (input, output, the family's own
+//! auxiliary buffers and per-unit status words read back with the output),
+//! one stream and its events. While slot i runs its kernel, slot i+1 copies in
+//! and slot i−1 copies out; results are collected in submission order. A
+//! batch is staged and copied in a few chunks, so that its copy in starts while
+//! the host still stages the rest. The host's copies run on the process's
+//! shared host pool, sized so that staging outruns the copy engine without
+//! taking the host memory bandwidth the copy engine needs. Every buffer of a
+//! slot is freed only after the slot's stream is synchronised.
 
 use super::device::cuda;
+use super::host_pool::host_pool;
 use super::memory::{DeviceBuf, Event, PinnedBuf};
 use crate::codes::packed::unpack_units;
 use cudarc::driver::{CudaContext, CudaStream, result, sys};
 use rayon::prelude::*;
 use std::sync::Arc;
+
+/// Most pipeline slots (batches in flight) a decoder may ask for.
+pub const MAX_SLOTS: usize = 16;
+
+/// How a GPU decoder moves batches, whatever its code family.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PipelineOptions {
+    /// CUDA device index.
+    pub device: usize,
+    /// Pipeline slots, 1 ..= [`MAX_SLOTS`] (≥ 2 overlaps copies with compute).
+    pub slots: usize,
+    /// Work units per batch (0 = chosen by the family from the device size).
+    pub batch_units: usize,
+    /// Host threads that stage input into pinned memory and unpack output
+    /// (0: three quarters of the cores; see [`super::default_host_threads`]);
+    /// decoders asking for the same count share one pool.
+    pub host_threads: usize,
+    /// Fill output buffers with this byte before every kernel, so that a bit
+    /// the kernel failed to write shows (tests).
+    pub poison: Option<u8>,
+}
+
+impl Default for PipelineOptions {
+    fn default() -> Self {
+        Self { device: 0, slots: 2, batch_units: 0, host_threads: 0, poison: None }
+    }
+}
+
+impl PipelineOptions {
+    /// Check the sizes against their limits before anything is allocated.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        anyhow::ensure!((1..=MAX_SLOTS).contains(&self.slots), "{} pipeline slots; give 1..={MAX_SLOTS}", self.slots);
+        anyhow::ensure!(
+            self.host_threads <= super::host_pool::MAX_HOST_THREADS,
+            "{} host threads; at most {}",
+            self.host_threads,
+            super::host_pool::MAX_HOST_THREADS
+        );
+        Ok(())
+    }
+}
+
+/// The device buffers of one slot, as a family's kernel launch sees them.
+pub(crate) struct SlotBuffers<'a> {
+    /// The staged input.
+    pub input: &'a DeviceBuf,
+    /// The output the pipeline copies back.
+    pub output: &'a DeviceBuf,
+    /// The family's own buffers (survivor memory, α of a sub-block, ...),
+    /// as [`SlotSize::aux_bytes`] asked.
+    pub aux: &'a [DeviceBuf],
+    /// Per-unit status words the kernel writes (iterations, checks), read
+    /// back with the output; zeroed before every launch.
+    pub status: Option<&'a DeviceBuf>,
+}
 
 /// Where one batch spent its time on the device, in milliseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -33,6 +91,9 @@ struct Slot<I: Copy, O: Copy> {
     dev_in: DeviceBuf,
     dev_out: DeviceBuf,
     host_out: PinnedBuf<O>,
+    aux: Vec<DeviceBuf>,
+    status: Option<(DeviceBuf, PinnedBuf<u32>)>,
+    status_len: usize,
     /// Before and after the copy in of each chunk.
     h2d: Vec<[Event; 2]>,
     /// Chunks the last batch was copied in.
@@ -86,7 +147,7 @@ impl<I: Copy + Send, O: Copy> Slot<I, O> {
 }
 
 /// Sizes of one pipeline slot.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct SlotSize {
     /// Input items staged per batch.
     pub in_items: usize,
@@ -94,6 +155,16 @@ pub(crate) struct SlotSize {
     pub dev_in_bytes: usize,
     /// Output items per batch.
     pub out_items: usize,
+    /// Bytes of each of the family's own device buffers.
+    pub aux_bytes: Vec<usize>,
+    /// Status words per batch (0: none).
+    pub status_words: usize,
+}
+
+impl<I: Copy, O: Copy> Slot<I, O> {
+    fn buffers(&self) -> SlotBuffers<'_> {
+        SlotBuffers { input: &self.dev_in, output: &self.dev_out, aux: &self.aux, status: self.status.as_ref().map(|(d, _)| d) }
+    }
 }
 
 /// N slots, used round robin.
@@ -105,23 +176,16 @@ pub(crate) struct Pipeline<I: Copy, O: Copy> {
     poison: Option<u8>,
     last: BatchSplit,
     /// Runs the host's staging and unpacking copies.
-    host: rayon::ThreadPool,
+    host: Arc<rayon::ThreadPool>,
 }
 
 impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<I, O> {
-    /// `slots` slots of `size` on the device of `ctx`, the host's copies on
-    /// `host_threads` threads (0: [`default_host_threads`]). With `poison`,
-    /// every output buffer is filled with that byte before each kernel, so that
-    /// an output the kernel failed to write shows.
-    pub(crate) fn new(ctx: &Arc<CudaContext>, slots: usize, size: SlotSize, poison: Option<u8>, host_threads: usize) -> anyhow::Result<Self> {
-        anyhow::ensure!(slots >= 1, "a GPU pipeline needs at least one slot");
-        let threads = if host_threads == 0 { default_host_threads() } else { host_threads };
-        let host = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("gpufec-stage-{i}"))
-            .build()
-            .map_err(|e| anyhow::anyhow!("could not start {threads} host threads for the GPU pipeline: {e}"))?;
-        let slots = (0..slots)
+    /// The slots `options` asks for, of `size`, on the device of `ctx`, the
+    /// host's copies on the process's shared pool of `options.host_threads`.
+    pub(crate) fn new(ctx: &Arc<CudaContext>, options: &PipelineOptions, size: SlotSize) -> anyhow::Result<Self> {
+        options.validate()?;
+        let host = host_pool(options.host_threads)?;
+        let slots = (0..options.slots)
             .map(|_| {
                 Ok(Slot {
                     stream: ctx.new_stream().map_err(cuda("cuStreamCreate"))?,
@@ -129,6 +193,12 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
                     dev_in: DeviceBuf::new(ctx, size.dev_in_bytes.max(size.in_items * std::mem::size_of::<I>()))?,
                     dev_out: DeviceBuf::new(ctx, size.out_items * std::mem::size_of::<O>())?,
                     host_out: PinnedBuf::new(ctx, size.out_items, false)?,
+                    aux: size.aux_bytes.iter().map(|&b| DeviceBuf::new(ctx, b)).collect::<anyhow::Result<_>>()?,
+                    status: match size.status_words {
+                        0 => None,
+                        n => Some((DeviceBuf::new(ctx, 4 * n)?, PinnedBuf::new(ctx, n, false)?)),
+                    },
+                    status_len: 0,
                     h2d: (0..STAGE_CHUNKS).map(|_| Ok([Event::new(ctx)?, Event::new(ctx)?])).collect::<anyhow::Result<_>>()?,
                     chunks: 0,
                     done: [Event::new(ctx)?, Event::new(ctx)?],
@@ -136,7 +206,7 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
                 })
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
-        Ok(Self { ctx: ctx.clone(), slots, head: 0, in_flight: 0, poison, last: BatchSplit::default(), host })
+        Ok(Self { ctx: ctx.clone(), slots, head: 0, in_flight: 0, poison: options.poison, last: BatchSplit::default(), host })
     }
 
     /// Threads of the host's copies.
@@ -157,43 +227,58 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
     /// Stage a batch of `parts` parts of `part_len` input items each with `fill`
     /// (which writes the parts of the range it is given to the slot's pinned
     /// input, a chunk at a time) and copy each chunk in as soon as it is staged;
-    /// then run `launch(stream, slot index, input, output)` and copy `out_len`
-    /// items back, all asynchronously on the slot's stream.
+    /// then run `launch(stream, buffers)` and copy `out_len` output items and
+    /// `status_len` status words back, all asynchronously on the slot's stream.
     pub(crate) fn submit(
         &mut self,
         parts: usize,
         part_len: usize,
         fill: impl FnMut(&mut [I], std::ops::Range<usize>) -> anyhow::Result<()> + Send,
         out_len: usize,
-        launch: impl FnOnce(sys::CUstream, usize, &DeviceBuf, &DeviceBuf) -> anyhow::Result<()>,
+        status_len: usize,
+        launch: impl FnOnce(sys::CUstream, &SlotBuffers) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
         anyhow::ensure!(self.in_flight < self.slots.len(), "every pipeline slot is busy; collect a batch first");
         self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
         let poison = self.poison;
         let slot = &mut self.slots[self.head];
         anyhow::ensure!(out_len <= slot.host_out.as_slice().len(), "batch output larger than the slot");
+        anyhow::ensure!(
+            status_len <= slot.status.as_ref().map_or(0, |(_, h)| h.as_slice().len()),
+            "batch status larger than the slot"
+        );
         slot.copy_in(&self.host, parts, part_len, fill)?;
         let s = slot.stream.cu_stream();
         if let Some(b) = poison {
             // SAFETY: the slot's own device buffer, on its stream.
             unsafe { result::memset_d8_async(slot.dev_out.ptr(), b, slot.dev_out.bytes(), s) }.map_err(cuda("cuMemsetD8Async"))?;
         }
-        launch(s, self.head, &slot.dev_in, &slot.dev_out)?;
+        if let Some((dev, _)) = &slot.status {
+            // SAFETY: as above.
+            unsafe { result::memset_d8_async(dev.ptr(), 0, dev.bytes(), s) }.map_err(cuda("cuMemsetD8Async"))?;
+        }
+        launch(s, &slot.buffers())?;
         slot.done[0].record(s)?;
         // SAFETY: as for the copy in.
         unsafe { result::memcpy_dtoh_async(&mut slot.host_out.as_mut_slice()[..out_len], slot.dev_out.ptr(), s) }
             .map_err(cuda("device→host copy"))?;
+        if let (Some((dev, host)), true) = (&mut slot.status, status_len > 0) {
+            // SAFETY: as for the copy in.
+            unsafe { result::memcpy_dtoh_async(&mut host.as_mut_slice()[..status_len], dev.ptr(), s) }
+                .map_err(cuda("device→host status copy"))?;
+        }
         slot.done[1].record(s)?;
         slot.out_len = out_len;
+        slot.status_len = status_len;
         self.head = (self.head + 1) % self.slots.len();
         self.in_flight += 1;
         Ok(())
     }
 
-    /// Wait for the oldest batch and hand its output to `consume`; `false` when
-    /// nothing is in flight. A failure of any CUDA work of the batch is reported
-    /// here with CUDA's message.
-    pub(crate) fn collect(&mut self, consume: impl FnOnce(&[O]) -> anyhow::Result<()> + Send) -> anyhow::Result<bool> {
+    /// Wait for the oldest batch and hand its output and status words to
+    /// `consume`; `false` when nothing is in flight. A failure of any CUDA work
+    /// of the batch is reported here with CUDA's message.
+    pub(crate) fn collect(&mut self, consume: impl FnOnce(&[O], &[u32]) -> anyhow::Result<()> + Send) -> anyhow::Result<bool> {
         if self.in_flight == 0 {
             return Ok(false);
         }
@@ -204,7 +289,8 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
         self.in_flight -= 1;
         let t = std::time::Instant::now();
         let out = &slot.host_out.as_slice()[..slot.out_len];
-        self.host.install(|| consume(out))?;
+        let status = slot.status.as_ref().map_or(&[][..], |(_, h)| &h.as_slice()[..slot.status_len]);
+        self.host.install(|| consume(out, status))?;
         let mut h2d_ms = 0.0;
         for [a, b] in &slot.h2d[..slot.chunks] {
             h2d_ms += a.ms_to(b)? as f64;
@@ -228,17 +314,17 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
         part_len: usize,
         fill: impl FnMut(&mut [I], std::ops::Range<usize>) -> anyhow::Result<()> + Send,
         reps: usize,
-        mut launch: impl FnMut(sys::CUstream, usize, &DeviceBuf, &DeviceBuf) -> anyhow::Result<()>,
+        mut launch: impl FnMut(sys::CUstream, &SlotBuffers) -> anyhow::Result<()>,
     ) -> anyhow::Result<f64> {
         anyhow::ensure!(self.in_flight == 0, "kernel timing needs an idle pipeline");
         self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
         let slot = &mut self.slots[0];
         slot.copy_in(&self.host, parts, part_len, fill)?;
         let s = slot.stream.cu_stream();
-        launch(s, 0, &slot.dev_in, &slot.dev_out)?; // warm-up
+        launch(s, &slot.buffers())?; // warm-up
         slot.done[0].record(s)?;
         for _ in 0..reps.max(1) {
-            launch(s, 0, &slot.dev_in, &slot.dev_out)?;
+            launch(s, &slot.buffers())?;
         }
         slot.done[1].record(s)?;
         slot.done[1].wait()?;
@@ -258,16 +344,6 @@ impl<I: Copy, O: Copy> Drop for Pipeline<I, O> {
             let _ = s.stream.synchronize();
         }
     }
-}
-
-/// Threads for a pipeline's host copies unless told: three quarters of the
-/// cores. Staging only has to outrun the copy engine (13–15 GB/s a core with
-/// streaming stores, against 55 GB/s of PCIe), and every thread more takes host
-/// memory bandwidth the copy engine needs. Over six leases of the lent 16-core
-/// H200 and H100 VMs, 12 threads gave 19.7–21.0 Gb/s end to end, 8 gave
-/// 18.2–22.6 and 16 gave 16.7–20.6 (BENCHMARKS.md, version 4).
-pub(crate) fn default_host_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| (n.get() * 3 / 4).max(1))
 }
 
 /// Append `units` units of `unit_bits` bits to `out`, one `u8` per bit, from

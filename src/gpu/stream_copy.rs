@@ -7,7 +7,7 @@
 //! prefetched a few KiB ahead, move 13–15 GB/s per core and about 90–100 GB/s
 //! on 16 (BENCHMARKS.md, fifth session).
 
-use super::viterbi::GpuLlr;
+use crate::codes::llr::Llr;
 
 /// Copy `src` to `dst` (of equal length), writing whole cache lines with
 /// non-temporal stores where the CPU has AVX-512 or AVX2, and fence them, so
@@ -16,7 +16,7 @@ use super::viterbi::GpuLlr;
 ///
 /// # Panics
 /// When the lengths differ.
-pub(crate) fn stream_copy<T: GpuLlr>(dst: &mut [T], src: &[T]) {
+pub(crate) fn stream_copy<T: Llr>(dst: &mut [T], src: &[T]) {
     assert_eq!(dst.len(), src.len(), "stream_copy between slices of different lengths");
     copy_bytes(Path::best(), as_bytes_mut(dst), as_bytes(src));
 }
@@ -65,13 +65,13 @@ fn copy_bytes(path: Path, dst: &mut [u8], src: &[u8]) {
     dst[body.end..].copy_from_slice(&src[body.end..]);
 }
 
-fn as_bytes<T: GpuLlr>(s: &[T]) -> &[u8] {
+fn as_bytes<T: Llr>(s: &[T]) -> &[u8] {
     // SAFETY: LLRs are plain numbers (i8, f32) without padding, so every byte
     // is initialised; u8 needs no alignment.
     unsafe { std::slice::from_raw_parts(s.as_ptr().cast(), std::mem::size_of_val(s)) }
 }
 
-fn as_bytes_mut<T: GpuLlr>(s: &mut [T]) -> &mut [u8] {
+fn as_bytes_mut<T: Llr>(s: &mut [T]) -> &mut [u8] {
     // SAFETY: as above; only whole values' bytes copied from values of the same
     // type at the same offsets are written, so every T stays valid.
     unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast(), std::mem::size_of_val(s)) }

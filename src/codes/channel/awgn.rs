@@ -1,15 +1,24 @@
-//! Additive white Gaussian noise at a given Eb/N0, and the matching LLR demapper.
+//! Additive white Gaussian noise at a given Eb/N0, and BPSK over it with the
+//! matched LLR demapper.
 
+use super::Channel;
+use super::bpsk::bpsk_symbol;
+use super::noise::GaussianNoise;
 use crate::codes::error::{CodeResult, invalid};
-use rand::SeedableRng;
-use rand::rngs::SmallRng;
-use rand_distr::{Distribution, StandardNormal};
+
+/// Eb/N0 a channel accepts, dB: beyond these the noise is meaningless for a
+/// decoder (all noise, or none at f32 precision).
+pub const EBN0_RANGE_DB: std::ops::RangeInclusive<f64> = -30.0..=60.0;
 
 /// Noise variance per real BPSK sample for `ebn0_db` at code rate `rate`
 /// (information bits over channel bits actually sent): σ² = 1 / (2·R·Eb/N0).
 pub fn noise_variance(ebn0_db: f64, rate: f64) -> CodeResult<f64> {
-    if !ebn0_db.is_finite() || !(-30.0..=60.0).contains(&ebn0_db) {
-        return Err(invalid!("Eb/N0 = {ebn0_db} dB is outside -30..=60 dB"));
+    if !ebn0_db.is_finite() || !EBN0_RANGE_DB.contains(&ebn0_db) {
+        return Err(invalid!(
+            "Eb/N0 = {ebn0_db} dB is outside {}..={} dB",
+            EBN0_RANGE_DB.start(),
+            EBN0_RANGE_DB.end()
+        ));
     }
     if !(rate > 0.0 && rate <= 1.0) {
         return Err(invalid!("code rate {rate} is outside (0, 1]"));
@@ -17,7 +26,9 @@ pub fn noise_variance(ebn0_db: f64, rate: f64) -> CodeResult<f64> {
     Ok(1.0 / (2.0 * rate * 10f64.powf(ebn0_db / 10.0)))
 }
 
-/// Seeded AWGN source: the same seed gives the same noise.
+/// Seeded AWGN on real samples: sample `i` of the stream gets noise that
+/// depends only on the seed and `i` ([`GaussianNoise`]), so the same seed gives
+/// the same noise however the stream is cut and on however many threads.
 ///
 /// # Example
 /// ```
@@ -25,25 +36,26 @@ pub fn noise_variance(ebn0_db: f64, rate: f64) -> CodeResult<f64> {
 /// let mut ch = Awgn::new(3.0, 0.5, 7).unwrap();
 /// let mut y = vec![1.0f32; 4];
 /// ch.add_noise(&mut y);
-/// let llr = ch.llrs(&y);
-/// assert_eq!(llr.len(), 4);
+/// let mut again = Awgn::new(3.0, 0.5, 7).unwrap();
+/// let mut z = vec![1.0f32; 4];
+/// again.add_noise(&mut z[..1]);
+/// again.add_noise(&mut z[1..]);
+/// assert_eq!(y, z);
 /// ```
 #[derive(Debug, Clone)]
 pub struct Awgn {
     sigma: f32,
     llr_gain: f32,
-    rng: SmallRng,
+    noise: GaussianNoise,
+    /// Stream position of the next sample.
+    position: u64,
 }
 
 impl Awgn {
     /// Channel for `ebn0_db` at effective code rate `rate`, noise drawn from `seed`.
     pub fn new(ebn0_db: f64, rate: f64, seed: u64) -> CodeResult<Self> {
         let var = noise_variance(ebn0_db, rate)?;
-        Ok(Self {
-            sigma: var.sqrt() as f32,
-            llr_gain: (2.0 / var) as f32,
-            rng: SmallRng::seed_from_u64(seed),
-        })
+        Ok(Self { sigma: var.sqrt() as f32, llr_gain: (2.0 / var) as f32, noise: GaussianNoise::new(seed), position: 0 })
     }
 
     /// Noise standard deviation σ.
@@ -56,17 +68,58 @@ impl Awgn {
         self.llr_gain
     }
 
-    /// Add noise in place.
+    /// Add the noise of the next `samples.len()` stream positions, on all
+    /// cores when there are many.
     pub fn add_noise(&mut self, samples: &mut [f32]) {
-        for s in samples {
-            let z: f32 = StandardNormal.sample(&mut self.rng);
-            *s += self.sigma * z;
-        }
+        self.noise.par_add_scaled(self.position, self.sigma, samples);
+        self.position += samples.len() as u64;
+    }
+}
+
+/// BPSK over AWGN with the matched demapper: channel bits in, LLRs 2y/σ² out.
+/// Bit for bit what the `BpskMapper` → `Awgn` → `LlrDemapper` blocks give for
+/// the same seed, Eb/N0 and rate.
+///
+/// # Example
+/// ```
+/// use gpufec::codes::channel::{BpskAwgn, Channel};
+/// let mut ch = BpskAwgn::new(60.0, 0.5, 1).unwrap();
+/// let mut llrs = Vec::new();
+/// ch.transmit(&[0, 1], &mut llrs).unwrap();
+/// assert!(llrs[0] > 0.0 && llrs[1] < 0.0);
+/// ```
+#[derive(Debug, Clone)]
+pub struct BpskAwgn {
+    awgn: Awgn,
+}
+
+impl BpskAwgn {
+    /// BPSK at `ebn0_db` for effective code rate `rate`, noise from `seed`.
+    pub fn new(ebn0_db: f64, rate: f64, seed: u64) -> CodeResult<Self> {
+        Ok(Self { awgn: Awgn::new(ebn0_db, rate, seed)? })
     }
 
-    /// LLRs 2y/σ² of received samples.
-    pub fn llrs(&self, samples: &[f32]) -> Vec<f32> {
-        samples.iter().map(|&y| self.llr_gain * y).collect()
+    /// The AWGN underneath.
+    pub fn awgn(&self) -> &Awgn {
+        &self.awgn
+    }
+}
+
+impl Channel for BpskAwgn {
+    type In = u8;
+    type Out = f32;
+
+    fn transmit(&mut self, bits: &[u8], out: &mut Vec<f32>) -> CodeResult<()> {
+        if let Some(i) = bits.iter().position(|&b| b > 1) {
+            return Err(invalid!("channel bit at index {i} is {}, not 0 or 1", bits[i]));
+        }
+        let at = out.len();
+        out.extend(bits.iter().map(|&b| bpsk_symbol(b)));
+        let y = &mut out[at..];
+        self.awgn.add_noise(y);
+        let gain = self.awgn.llr_gain;
+        y.iter_mut().for_each(|v| *v *= gain);
+        Ok(())
     }
 }
 
@@ -98,5 +151,21 @@ mod tests {
         let mut z = vec![0.0f32; 200_000];
         b.add_noise(&mut z);
         assert_eq!(y, z);
+    }
+
+    #[test]
+    fn bpsk_awgn_is_the_block_chain_in_one_pass() {
+        let bits: Vec<u8> = (0..10_001u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 31) as u8).collect();
+        let mut ch = BpskAwgn::new(1.5, 0.75, 4).unwrap();
+        let mut llrs = Vec::new();
+        ch.transmit(&bits[..77], &mut llrs).unwrap();
+        ch.transmit(&bits[77..], &mut llrs).unwrap();
+        // Map, add noise, demap: the three blocks' operations in their order.
+        let mut awgn = Awgn::new(1.5, 0.75, 4).unwrap();
+        let mut y: Vec<f32> = bits.iter().map(|&b| bpsk_symbol(b)).collect();
+        awgn.add_noise(&mut y);
+        let want: Vec<f32> = y.iter().map(|&v| awgn.llr_gain() * v).collect();
+        assert_eq!(llrs, want);
+        assert!(ch.transmit(&[0, 2], &mut llrs).is_err());
     }
 }

@@ -1,5 +1,11 @@
 //! BPSK mapping: bit 0 → +1, bit 1 → −1.
 
+/// The BPSK symbol of one bit (its lowest bit).
+#[inline(always)]
+pub fn bpsk_symbol(bit: u8) -> f32 {
+    if bit & 1 == 0 { 1.0 } else { -1.0 }
+}
+
 /// Map unpacked bits to BPSK symbols, appending to `out`.
 ///
 /// # Example
@@ -9,11 +15,5 @@
 /// assert_eq!(s, vec![1.0, -1.0, -1.0]);
 /// ```
 pub fn bpsk_map(bits: &[u8], out: &mut Vec<f32>) {
-    out.extend(bits.iter().map(|&b| if b & 1 == 0 { 1.0 } else { -1.0 }));
-}
-
-/// Hard decision on an LLR: positive (or zero) means bit 0.
-#[inline]
-pub fn hard_bit(llr: f32) -> u8 {
-    (llr < 0.0) as u8
+    out.extend(bits.iter().map(|&b| bpsk_symbol(b)));
 }

@@ -5,6 +5,11 @@ use crate::codes::error::{CodeError, CodeResult, invalid};
 /// Largest quantized magnitude. −128 is never produced, so negation is safe.
 pub const I8_LLR_MAX: i8 = 127;
 
+/// The scale of the matched quantizer per unit of noise variance: 16·σ² maps a
+/// noiseless BPSK sample (LLR 2/σ²) to ±32 and saturates beyond ±4, which loses
+/// under 0.1 dB against `f32` LLRs for the Viterbi decoder (BENCHMARKS.md).
+pub const MATCHED_SCALE_PER_VARIANCE: f64 = 16.0;
+
 /// Quantizes LLRs as `round(llr · scale)` saturated to ±127.
 ///
 /// # Example
@@ -27,6 +32,12 @@ impl Quantizer {
             return Err(invalid!("quantizer scale {scale} must be finite and positive"));
         }
         Ok(Self { scale })
+    }
+
+    /// The quantizer matched to noise of variance `variance` (σ²): scale
+    /// [`MATCHED_SCALE_PER_VARIANCE`]·σ².
+    pub fn matched(variance: f64) -> CodeResult<Self> {
+        Self::new((MATCHED_SCALE_PER_VARIANCE * variance) as f32)
     }
 
     /// The scale.

@@ -39,6 +39,26 @@ impl ConvCode {
         Self { k: 7, polys: vec![0o171, 0o133] }
     }
 
+    /// The K=7 code of `n` outputs the standards use: (171, 133) for n = 2
+    /// (NASA, DVB-S, IEEE 802.11), (133, 171, 165) for n = 3 (3GPP TS 36.212,
+    /// 5.1.3.1), (133, 171, 145, 133) for n = 4 (DAB, ETSI EN 300 401, 11.1.1).
+    ///
+    /// # Example
+    /// ```
+    /// use gpufec::codes::conv::ConvCode;
+    /// assert_eq!(ConvCode::k7_standard(3).unwrap().polys_octal(), "133,171,165");
+    /// assert!(ConvCode::k7_standard(5).is_none());
+    /// ```
+    pub fn k7_standard(n: usize) -> Option<Self> {
+        let polys = match n {
+            2 => vec![0o171, 0o133],
+            3 => vec![0o133, 0o171, 0o165],
+            4 => vec![0o133, 0o171, 0o145, 0o133],
+            _ => return None,
+        };
+        Some(Self { k: 7, polys })
+    }
+
     /// Build a code from its constraint length and generator polynomials.
     ///
     /// Rejects K outside 3..=9, n outside 2..=4, generators with taps beyond K,

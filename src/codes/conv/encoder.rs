@@ -1,6 +1,7 @@
 //! Convolutional encoder over the shared [`Trellis`].
 
 use crate::codes::conv::code::Trellis;
+use crate::codes::encode::Encoder;
 use crate::codes::error::{CodeError, CodeResult, invalid};
 use std::sync::Arc;
 
@@ -103,6 +104,24 @@ impl ConvEncoder {
     /// Whether the input so far ended on a frame boundary (always true when streaming).
     pub fn at_frame_boundary(&self) -> bool {
         self.pos_in_frame == 0
+    }
+}
+
+impl Encoder for ConvEncoder {
+    fn encode(&mut self, bits: &[u8], out: &mut Vec<u8>) -> CodeResult<()> {
+        ConvEncoder::encode(self, bits, out)
+    }
+
+    fn at_boundary(&self) -> bool {
+        self.at_frame_boundary()
+    }
+
+    fn rate(&self) -> f64 {
+        let n = self.trellis.n() as f64;
+        match self.mode {
+            EncoderMode::Streaming => 1.0 / n,
+            EncoderMode::Terminated { frame } => frame as f64 / ((frame + self.trellis.k() as usize - 1) as f64 * n),
+        }
     }
 }
 

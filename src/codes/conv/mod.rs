@@ -1,12 +1,17 @@
-//! Convolutional codes: definition and trellis, encoder, puncturing, and the
-//! Viterbi decoders.
+//! Convolutional codes: definition and trellis, encoder, puncturing, the
+//! Viterbi decoders, and the family's link simulation.
 
 mod code;
 mod encoder;
+pub mod link;
 mod puncture;
+pub mod tile_loss;
 pub mod viterbi;
 
 pub use code::{ConvCode, MAX_K, MAX_N, MIN_K, Trellis, parse_octal};
 pub use encoder::{ConvEncoder, EncoderMode};
-pub use puncture::{Depuncturer, PuncturePattern, Puncturer};
-pub use viterbi::{CpuViterbi, DepuncturedUnits, FrameConfig, SimdLevel, TileConfig, Tiler, Traceback, ViterbiMode};
+pub use link::{ConvLink, ConvSetup, NoisyLlrs};
+pub use puncture::{Depuncturer, MAX_PERIOD, PuncturePattern, Punctured, Puncturer};
+pub use viterbi::{
+    CpuViterbi, DepuncturedUnits, FrameConfig, SimdLevel, TileConfig, TileField, Tiler, Traceback, ViterbiLlr, ViterbiMode,
+};

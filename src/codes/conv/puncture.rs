@@ -1,7 +1,12 @@
 //! Puncturing patterns for rate-1/n mother codes, and puncture / depuncture as
 //! exact inverses in position.
 
+use crate::codes::conv::code::MAX_N;
+use crate::codes::encode::Encoder;
 use crate::codes::error::{CodeError, CodeResult, invalid};
+
+/// Longest puncturing period accepted, in stages.
+pub const MAX_PERIOD: usize = 1024;
 
 /// A puncturing pattern: one row per encoder output, one column per stage of the
 /// period; 1 keeps the bit, 0 deletes it. Within a stage the kept bits leave in
@@ -20,19 +25,22 @@ pub struct PuncturePattern {
 }
 
 impl PuncturePattern {
-    /// The pattern for a named rate of a rate-1/2 mother code. `1/2` keeps every
-    /// bit; 2/3, 3/4, 5/6 and 7/8 are the DVB-S patterns (ETSI EN 300 421, table 2)
-    /// with row 0 = generator 171 (X) and row 1 = generator 133 (Y).
+    /// The pattern for a named rate. `1/2`, `1/3` and `1/4` keep every bit of
+    /// a mother code of that rate; 2/3, 3/4, 5/6 and 7/8 are the DVB-S patterns
+    /// of a rate-1/2 mother code (ETSI EN 300 421, table 2) with row 0 =
+    /// generator 171 (X) and row 1 = generator 133 (Y).
     pub fn standard(rate: &str) -> CodeResult<Self> {
         let rows = match rate.trim() {
             "1/2" => "1,1",
+            "1/3" => "1,1,1",
+            "1/4" => "1,1,1,1",
             "2/3" => "10,11",
             "3/4" => "101,110",
             "5/6" => "10101,11010",
             "7/8" => "1000101,1111010",
             other => {
                 return Err(invalid!(
-                    "rate '{other}' has no standard pattern; use 1/2, 2/3, 3/4, 5/6 or 7/8"
+                    "rate '{other}' has no standard pattern; use 1/2, 1/3, 1/4, 2/3, 3/4, 5/6 or 7/8"
                 ));
             }
         };
@@ -57,13 +65,20 @@ impl PuncturePattern {
         Self::new(rows)
     }
 
-    /// Build a pattern from rows. All rows must have the same non-zero length and
-    /// every column (stage) must keep at least one bit, so that a depuncturer can
+    /// Build a pattern from rows. All rows must have the same non-zero length
+    /// (at most [`MAX_PERIOD`]), there are at most [`MAX_N`] of them, and every
+    /// column (stage) must keep at least one bit, so that a depuncturer can
     /// always tell where a stream ended.
     pub fn new(rows: Vec<Vec<bool>>) -> CodeResult<Self> {
         let period = rows.first().map_or(0, Vec::len);
         if rows.is_empty() || period == 0 {
             return Err(invalid!("puncture pattern is empty"));
+        }
+        if rows.len() > MAX_N {
+            return Err(invalid!("puncture pattern has {} rows; codes have at most {MAX_N} outputs", rows.len()));
+        }
+        if period > MAX_PERIOD {
+            return Err(invalid!("puncture pattern of {period} stages; at most {MAX_PERIOD}"));
         }
         if rows.iter().any(|r| r.len() != period) {
             return Err(invalid!("puncture pattern rows differ in length"));
@@ -218,6 +233,57 @@ impl Puncturer {
     }
 }
 
+/// An encoder whose output is punctured: what a transmitter of a punctured
+/// convolutional code sends.
+///
+/// # Example
+/// ```
+/// use gpufec::codes::conv::{ConvCode, ConvEncoder, EncoderMode, PuncturePattern, Punctured, Trellis};
+/// use gpufec::codes::encode::Encoder;
+/// use std::sync::Arc;
+/// let t = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
+/// let enc = ConvEncoder::new(t, EncoderMode::Streaming).unwrap();
+/// let mut p = Punctured::new(enc, PuncturePattern::standard("3/4").unwrap(), 2).unwrap();
+/// let mut out = Vec::new();
+/// p.encode(&[1, 0, 1], &mut out).unwrap();
+/// assert_eq!(out.len(), 4);
+/// assert_eq!(p.rate(), 0.75);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Punctured<E> {
+    inner: E,
+    puncturer: Puncturer,
+    /// Channel bits per stage before puncturing.
+    n: usize,
+    coded: Vec<u8>,
+}
+
+impl<E: Encoder> Punctured<E> {
+    /// `inner`, an encoder of `n` channel bits per stage, punctured with `pattern`.
+    pub fn new(inner: E, pattern: PuncturePattern, n: usize) -> CodeResult<Self> {
+        pattern.check_fits(n)?;
+        Ok(Self { inner, puncturer: Puncturer::new(pattern), n, coded: Vec::new() })
+    }
+}
+
+impl<E: Encoder> Encoder for Punctured<E> {
+    fn encode(&mut self, bits: &[u8], out: &mut Vec<u8>) -> CodeResult<()> {
+        self.coded.clear();
+        self.inner.encode(bits, &mut self.coded)?;
+        self.puncturer.puncture(&self.coded, out);
+        Ok(())
+    }
+
+    fn at_boundary(&self) -> bool {
+        self.inner.at_boundary()
+    }
+
+    fn rate(&self) -> f64 {
+        // Of every n bits of a stage, the pattern keeps kept/period.
+        self.inner.rate() * self.n as f64 * self.puncturer.phase.pattern.rate()
+    }
+}
+
 /// Streaming depuncturer: reinserts deleted positions as erasures (LLR 0).
 ///
 /// # Example
@@ -325,7 +391,7 @@ mod tests {
 
     #[test]
     fn standard_rates_have_the_right_rate() {
-        for (r, v) in [("1/2", 0.5), ("2/3", 2.0 / 3.0), ("3/4", 0.75), ("5/6", 5.0 / 6.0), ("7/8", 0.875)] {
+        for (r, v) in [("1/2", 0.5), ("1/3", 1.0 / 3.0), ("1/4", 0.25), ("2/3", 2.0 / 3.0), ("3/4", 0.75), ("5/6", 5.0 / 6.0), ("7/8", 0.875)] {
             let p = PuncturePattern::standard(r).unwrap();
             assert!((p.rate() - v).abs() < 1e-12, "{r}: {}", p.rate());
         }
@@ -340,6 +406,8 @@ mod tests {
         assert!(PuncturePattern::parse("10,10").is_err());
         assert!(PuncturePattern::parse("01,10").is_ok());
         assert!(PuncturePattern::parse("10,00").unwrap_err().to_string().contains("column 1"));
+        assert!(PuncturePattern::parse("1,1,1,1,1").unwrap_err().to_string().contains("at most 4 outputs"));
+        assert!(PuncturePattern::parse(&"1".repeat(MAX_PERIOD + 1)).unwrap_err().to_string().contains("at most 1024"));
         let p = PuncturePattern::standard("3/4").unwrap();
         assert!(p.check_fits(3).is_err());
         assert!(p.check_fits(2).is_ok());

@@ -1,7 +1,19 @@
 //! Decoder configurations: tiled (v1 / f / v2 with serial or parallel
 //! traceback) and whole frames.
 
-use crate::codes::error::{CodeResult, invalid};
+use crate::codes::error::{CodeError, CodeResult, invalid};
+
+/// Which part of a tile geometry given as text an error is about
+/// ([`TileConfig::from_text`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TileField {
+    /// `F,V1,V2`.
+    Tile,
+    /// `serial` or `parallel:F0`.
+    Traceback,
+    /// Tiles per work unit.
+    Group,
+}
 
 /// Largest tile or subframe length accepted, in stages; keeps decision memory
 /// per tile bounded and every metric far from overflow.
@@ -139,6 +151,27 @@ impl TileConfig {
         }
     }
 
+    /// The geometry the command line and flowgraph files give as text: tile
+    /// `F,V1,V2`, traceback `serial` or `parallel:F0`, and `group` tiles per
+    /// unit, each checked against its limits. An error says which of the three
+    /// it is about.
+    ///
+    /// # Example
+    /// ```
+    /// use gpufec::codes::conv::{TileConfig, TileField, Traceback};
+    /// let t = TileConfig::from_text("256,20,45", "parallel:32", 64).unwrap();
+    /// assert_eq!((t.f, t.v2, t.traceback, t.group), (256, 45, Traceback::Parallel { f0: 32 }, 64));
+    /// assert_eq!(TileConfig::from_text("64,20,20", "parallel:65", 1).unwrap_err().0, TileField::Traceback);
+    /// assert_eq!(TileConfig::from_text("64,20", "serial", 1).unwrap_err().0, TileField::Tile);
+    /// assert_eq!(TileConfig::from_text("64,20,20", "serial", 0).unwrap_err().0, TileField::Group);
+    /// ```
+    pub fn from_text(tile: &str, traceback: &str, group: usize) -> Result<Self, (TileField, CodeError)> {
+        let t = Self::parse(tile, Traceback::Serial).map_err(|e| (TileField::Tile, e))?;
+        let tb = Traceback::parse(traceback).map_err(|e| (TileField::Traceback, e))?;
+        let t = Self::new(t.f, t.v1, t.v2, tb).map_err(|e| (TileField::Traceback, e))?;
+        t.with_group(group).map_err(|e| (TileField::Group, e))
+    }
+
     /// Stages one tile runs over: v1 + f + v2.
     pub fn stages(&self) -> usize {
         self.v1 + self.f + self.v2
@@ -183,6 +216,9 @@ impl TileConfig {
     }
 }
 
+/// Largest frame accepted, in information bits.
+pub const MAX_FRAME_BITS: usize = 1 << 26;
+
 /// Whole frames, each decoded from a known start state 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FrameConfig {
@@ -198,8 +234,8 @@ impl FrameConfig {
         if frame == 0 {
             return Err(invalid!("frame of 0 bits; frame must be at least 1"));
         }
-        if frame > 1 << 26 {
-            return Err(invalid!("frame of {frame} bits exceeds the limit of 2^26"));
+        if frame > MAX_FRAME_BITS {
+            return Err(invalid!("frame of {frame} bits exceeds the limit of {MAX_FRAME_BITS}"));
         }
         Ok(Self { frame, terminated })
     }

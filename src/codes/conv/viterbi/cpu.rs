@@ -4,17 +4,21 @@
 
 use crate::codes::conv::code::Trellis;
 use crate::codes::conv::viterbi::config::ViterbiMode;
+use crate::codes::conv::viterbi::llr::ViterbiLlr;
 use crate::codes::conv::viterbi::scalar;
 use crate::codes::conv::viterbi::simd::{Kernel, SimdLevel, Workspace};
-use crate::codes::decoder::{BatchDecoder, UnitShape};
+use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
 use crate::codes::error::{CodeError, CodeResult, invalid};
-use crate::codes::llr::{Llr, check_finite};
+use crate::codes::llr::check_finite;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// Default units per batch: enough to keep every core busy for a millisecond
 /// or so, small enough to keep latency low.
 pub const DEFAULT_BATCH_UNITS: usize = 256;
+
+/// Most decoder threads one CPU decoder takes.
+pub const MAX_THREADS: usize = 1024;
 
 /// CPU Viterbi decoder over tiles ([`ViterbiMode::Tiled`]) or whole frames
 /// ([`ViterbiMode::Frame`]).
@@ -35,36 +39,45 @@ pub const DEFAULT_BATCH_UNITS: usize = 256;
 /// dec.decode_all(&[1.0; 32], &mut bits).unwrap();   // the all-zero codeword
 /// assert_eq!(bits, vec![0; 10]);
 /// ```
-pub struct CpuViterbi<T: Llr> {
+pub struct CpuViterbi<T: ViterbiLlr> {
     trellis: Arc<Trellis>,
     mode: ViterbiMode,
+    shape: [UnitShape; 1],
     record: Vec<usize>,
     kernel: Kernel,
     scratch: Vec<Workspace<T::Metric>>,
     batch_units: usize,
-    done: VecDeque<Vec<u8>>,
+    /// Bits and unit count of each decoded, uncollected batch.
+    done: VecDeque<(Vec<u8>, usize)>,
     spare: Vec<Vec<u8>>,
 }
 
-impl<T: Llr> CpuViterbi<T> {
-    /// Decoder using `threads` threads (0 = all available cores).
+impl<T: ViterbiLlr> CpuViterbi<T> {
+    /// Decoder using `threads` threads (0 = all available cores, at most
+    /// [`MAX_THREADS`]).
     pub fn new(trellis: Arc<Trellis>, mode: ViterbiMode, threads: usize) -> CodeResult<Self> {
         let threads = if threads == 0 {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         } else {
             threads
         };
-        if threads > 1024 {
-            return Err(invalid!("{threads} decoder threads is more than 1024"));
+        if threads > MAX_THREADS {
+            return Err(invalid!("{threads} decoder threads is more than {MAX_THREADS}"));
         }
         let record = match mode {
             ViterbiMode::Tiled(tile) => scalar::tile_record_points(&tile),
             ViterbiMode::Frame(_) => Vec::new(),
         };
         let kernel = Kernel::new(&trellis, SimdLevel::detect())?;
+        let n = trellis.n();
+        let shape = match mode {
+            ViterbiMode::Tiled(t) => UnitShape::exact(t.unit_stages() * n, t.unit_bits()),
+            ViterbiMode::Frame(f) => UnitShape::exact(f.stages(trellis.k()) * n, f.frame),
+        };
         Ok(Self {
             trellis,
             mode,
+            shape: [shape],
             record,
             kernel,
             scratch: (0..threads).map(|_| Workspace::default()).collect(),
@@ -102,28 +115,27 @@ impl<T: Llr> CpuViterbi<T> {
         &self.mode
     }
 
-    fn shape(&self) -> UnitShape {
-        let n = self.trellis.n();
-        match self.mode {
-            ViterbiMode::Tiled(t) => UnitShape { llrs_in: t.unit_stages() * n, bits_out: t.unit_bits() },
-            ViterbiMode::Frame(f) => UnitShape { llrs_in: f.stages(self.trellis.k()) * n, bits_out: f.frame },
-        }
-    }
-
-    /// Decode whole units of `llrs` into `out` (exactly units × bits_out long).
-    pub fn decode_units(&mut self, llrs: &[T], out: &mut [u8]) -> CodeResult<()> {
-        let shape = self.shape();
-        if !llrs.len().is_multiple_of(shape.llrs_in) || out.len() != llrs.len() / shape.llrs_in * shape.bits_out {
+    /// Decode the units of `batch` into `out` (exactly units × bits per unit long).
+    pub fn decode_units(&mut self, batch: &Batch<'_, T>, out: &mut [u8]) -> CodeResult<()> {
+        let shape = self.shape[0];
+        let units = check_batch(batch, &self.shape, BatchLimit { units: usize::MAX, items: usize::MAX })?;
+        if out.len() != units * shape.bits {
             return Err(CodeError::LengthMismatch(format!(
-                "{} LLRs and {} output bits do not match units of {} LLRs → {} bits",
-                llrs.len(),
-                out.len(),
-                shape.llrs_in,
-                shape.bits_out
+                "{units} units decode to {} bits, not the {} asked for",
+                units * shape.bits,
+                out.len()
             )));
         }
-        check_finite(llrs)?;
-        let units = llrs.len() / shape.llrs_in;
+        match batch.uniform_len() {
+            Some(_) => check_finite(batch.items()),
+            None => batch.spans_iter().try_for_each(|s| {
+                check_finite(&batch.items()[s.start..s.start + s.len])
+                    .map_err(|e| match e {
+                        CodeError::NonFiniteLlr { index } => CodeError::NonFiniteLlr { index: s.start + index },
+                        e => e,
+                    })
+            }),
+        }?;
         // The pieces a thread may take: tiles (each independent) or frames.
         let (jobs, job_bits) = match self.mode {
             ViterbiMode::Tiled(t) => (units * t.group, t.f),
@@ -138,10 +150,10 @@ impl<T: Llr> CpuViterbi<T> {
             let job_llrs = |job: usize| match mode {
                 ViterbiMode::Tiled(tile) => {
                     let (unit, k) = (job / tile.group, job % tile.group);
-                    let at = unit * shape.llrs_in + k * tile.f * n;
-                    &llrs[at..at + tile.stages() * n]
+                    let at = k * tile.f * n;
+                    &batch.unit(unit)[at..at + tile.stages() * n]
                 }
-                ViterbiMode::Frame(_) => &llrs[job * shape.llrs_in..(job + 1) * shape.llrs_in],
+                ViterbiMode::Frame(_) => batch.unit(job),
             };
             let mut jobs = outp.chunks_mut(job_bits).enumerate().map(|(i, bits)| (job_llrs(chunk * per_thread + i), bits));
             // Two jobs at a time (see `simd::STREAMS`).
@@ -165,37 +177,38 @@ impl<T: Llr> CpuViterbi<T> {
     }
 }
 
-impl<T: Llr> BatchDecoder<T> for CpuViterbi<T> {
-    fn unit(&self) -> UnitShape {
-        self.shape()
+impl<T: ViterbiLlr> BatchDecoder<T> for CpuViterbi<T> {
+    fn shapes(&self) -> &[UnitShape] {
+        &self.shape
     }
 
-    fn batch_units(&self) -> usize {
-        self.batch_units
+    fn limit(&self) -> BatchLimit {
+        BatchLimit { units: self.batch_units, items: self.batch_units * self.shape[0].items }
     }
 
     fn depth(&self) -> usize {
         1
     }
 
-    fn submit(&mut self, llrs: &[T]) -> anyhow::Result<()> {
-        let shape = self.shape();
+    fn submit(&mut self, batch: &Batch<'_, T>) -> CodeResult<()> {
+        let units = check_batch(batch, &self.shape, self.limit())?;
         let mut out = self.spare.pop().unwrap_or_default();
-        out.resize(llrs.len() / shape.llrs_in * shape.bits_out, 0);
-        self.decode_units(llrs, &mut out)?;
-        self.done.push_back(out);
+        out.resize(units * self.shape[0].bits, 0);
+        if let Err(e) = self.decode_units(batch, &mut out) {
+            self.spare.push(out);
+            return Err(e);
+        }
+        self.done.push_back((out, units));
         Ok(())
     }
 
-    fn collect(&mut self, out: &mut Vec<u8>) -> anyhow::Result<bool> {
-        match self.done.pop_front() {
-            Some(bits) => {
-                out.extend_from_slice(&bits);
-                self.spare.push(bits);
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+    fn collect(&mut self, out: &mut Decoded) -> CodeResult<bool> {
+        let Some((bits, units)) = self.done.pop_front() else { return Ok(false) };
+        out.bits.extend_from_slice(&bits);
+        let shape = self.shape[0];
+        out.reports.extend(std::iter::repeat_n(UnitReport { bits: shape.bits, iterations: 0, check: None, consumed: shape.items }, units));
+        self.spare.push(bits);
+        Ok(true)
     }
 
     fn in_flight(&self) -> usize {

@@ -4,7 +4,7 @@
 
 use crate::codes::conv::viterbi::config::TileConfig;
 use crate::codes::conv::{Depuncturer, PuncturePattern, Tiler};
-use crate::codes::decoder::{BatchDecoder, UnitShape};
+use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitShape, check_batch};
 use crate::codes::error::{CodeResult, invalid};
 use crate::codes::llr::Llr;
 
@@ -25,9 +25,9 @@ use crate::codes::llr::Llr;
 /// let p = PuncturePattern::standard("3/4").unwrap();
 /// let mut dec = DepuncturedUnits::new(Box::new(inner), tile, p).unwrap();
 /// // 88 stages from period stage 1: 29 periods of 4 LLRs, then one stage of 1.
-/// assert_eq!(dec.unit().llrs_in, 29 * 4 + 1);
+/// assert_eq!(dec.shapes()[0].items, 29 * 4 + 1);
 /// let mut bits = Vec::new();
-/// dec.decode_all(&vec![1.0; 2 * dec.unit().llrs_in], &mut bits).unwrap();
+/// dec.decode_all(&vec![1.0; 2 * dec.shapes()[0].items], &mut bits).unwrap();
 /// assert_eq!(bits, vec![0; 96]);
 /// ```
 pub struct DepuncturedUnits<T: Llr> {
@@ -36,7 +36,9 @@ pub struct DepuncturedUnits<T: Llr> {
     depuncturer: Depuncturer,
     pattern: PuncturePattern,
     phase: usize,
-    shape: UnitShape,
+    shape: [UnitShape; 1],
+    /// LLRs per unit of the inner decoder.
+    full: usize,
     /// Depunctured LLRs of the batch being submitted.
     buf: Vec<T>,
 }
@@ -47,46 +49,53 @@ impl<T: Llr> DepuncturedUnits<T> {
     pub fn new(inner: Box<dyn BatchDecoder<T>>, tile: TileConfig, pattern: PuncturePattern) -> CodeResult<Self> {
         let tiler = Tiler::<T>::punctured(tile, pattern.clone())?;
         let full = tile.unit_stages() * pattern.n();
-        if inner.unit().llrs_in != full {
+        let inner_shape = inner.shapes()[0];
+        if inner.shapes().len() != 1 || !inner_shape.accepts(full) || inner_shape.items != full {
             return Err(invalid!(
                 "the decoder takes units of {} LLRs, not the {full} of {} stages of {} LLRs",
-                inner.unit().llrs_in,
+                inner_shape.items,
                 tile.unit_stages(),
                 pattern.n()
             ));
         }
-        let shape = UnitShape { llrs_in: tiler.unit_len(), bits_out: inner.unit().bits_out };
+        let shape = UnitShape::exact(tiler.unit_len(), inner_shape.bits);
         let phase = tiler.first_phase();
-        Ok(Self { inner, depuncturer: Depuncturer::at_stage(pattern.clone(), phase), pattern, phase, shape, buf: Vec::new() })
+        Ok(Self { inner, depuncturer: Depuncturer::at_stage(pattern.clone(), phase), pattern, phase, shape: [shape], full, buf: Vec::new() })
     }
 }
 
 impl<T: Llr> BatchDecoder<T> for DepuncturedUnits<T> {
-    fn unit(&self) -> UnitShape {
-        self.shape
+    fn shapes(&self) -> &[UnitShape] {
+        &self.shape
     }
 
-    fn batch_units(&self) -> usize {
-        self.inner.batch_units()
+    fn limit(&self) -> BatchLimit {
+        let units = self.inner.limit().units;
+        BatchLimit { units, items: units.saturating_mul(self.shape[0].items) }
     }
 
     fn depth(&self) -> usize {
         self.inner.depth()
     }
 
-    fn submit(&mut self, llrs: &[T]) -> anyhow::Result<()> {
-        let unit = self.shape.llrs_in;
-        anyhow::ensure!(llrs.len().is_multiple_of(unit), "{} LLRs are not a whole number of {unit}-LLR punctured units", llrs.len());
+    fn submit(&mut self, batch: &Batch<'_, T>) -> CodeResult<()> {
+        check_batch(batch, &self.shape, self.limit())?;
         self.buf.clear();
-        for u in llrs.chunks(unit) {
+        for i in 0..batch.units() {
             self.depuncturer.restart_at(self.phase);
-            self.depuncturer.depuncture(u, &mut self.buf);
+            self.depuncturer.depuncture(batch.unit(i), &mut self.buf);
         }
-        self.inner.submit(&self.buf)
+        self.inner.submit(&Batch::uniform(&self.buf, self.full)?)
     }
 
-    fn collect(&mut self, out: &mut Vec<u8>) -> anyhow::Result<bool> {
-        self.inner.collect(out)
+    fn collect(&mut self, out: &mut Decoded) -> CodeResult<bool> {
+        let before = out.reports.len();
+        let more = self.inner.collect(out)?;
+        // The inner decoder consumed depunctured units; the caller's were punctured.
+        for r in &mut out.reports[before..] {
+            r.consumed = self.shape[0].items;
+        }
+        Ok(more)
     }
 
     fn in_flight(&self) -> usize {
@@ -127,7 +136,7 @@ mod tests {
             bpsk_map(&sent, &mut y);
             let mut ch = Awgn::new(3.0, p.rate(), r.random()).unwrap();
             ch.add_noise(&mut y);
-            let llrs = ch.llrs(&y);
+            let llrs: Vec<f32> = y.iter().map(|&v| ch.llr_gain() * v).collect();
             let decode = |tiler: &mut Tiler<f32>, llrs: &[f32], dec: &mut dyn BatchDecoder<f32>| {
                 let mut units = Vec::new();
                 tiler.push(llrs, &mut units);

@@ -5,12 +5,14 @@
 mod config;
 mod cpu;
 mod depunctured;
+mod llr;
 pub mod scalar;
 mod simd;
 mod tiler;
 
-pub use config::{FrameConfig, MAX_TILE_STAGES, MAX_UNIT_STAGES, TileConfig, Traceback, ViterbiMode};
-pub use cpu::{CpuViterbi, DEFAULT_BATCH_UNITS};
+pub use config::{FrameConfig, MAX_FRAME_BITS, MAX_TILE_STAGES, MAX_UNIT_STAGES, TileConfig, TileField, Traceback, ViterbiMode};
+pub use cpu::{CpuViterbi, DEFAULT_BATCH_UNITS, MAX_THREADS};
 pub use depunctured::DepuncturedUnits;
+pub use llr::ViterbiLlr;
 pub use simd::SimdLevel;
 pub use tiler::Tiler;

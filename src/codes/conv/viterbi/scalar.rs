@@ -13,11 +13,11 @@
 
 use crate::codes::conv::code::Trellis;
 use crate::codes::conv::viterbi::config::{FrameConfig, TileConfig};
-use crate::codes::llr::Llr;
+use crate::codes::conv::viterbi::llr::ViterbiLlr;
 
 /// Branch metrics of one stage for every n-bit label, label bit i ↔ LLR i.
 #[inline(always)]
-pub fn branch_metrics<T: Llr>(llrs: &[T], table: &mut [T::Metric; 16]) {
+pub fn branch_metrics<T: ViterbiLlr>(llrs: &[T], table: &mut [T::Metric; 16]) {
     let n = llrs.len();
     for (sym, slot) in table.iter_mut().enumerate().take(1 << n) {
         let term = |i: usize| {
@@ -77,7 +77,7 @@ pub fn best_state<M: Copy + PartialOrd>(pm: &[M]) -> usize {
 
 /// One add-compare-select stage from `pm` into `next`, decisions into `dec`.
 #[inline(always)]
-fn acs_stage<T: Llr>(
+fn acs_stage<T: ViterbiLlr>(
     trellis: &Trellis,
     bm: &[T::Metric; 16],
     pm: &[T::Metric],
@@ -101,7 +101,7 @@ fn acs_stage<T: Llr>(
 /// After stage `t` (0-based) for each `t` in `record` (ascending), the best state
 /// is pushed onto `scratch.best`. `normalize_every` > 0 subtracts the best
 /// metric every that many stages (exact for integer metrics).
-pub fn forward<T: Llr>(
+pub fn forward<T: ViterbiLlr>(
     trellis: &Trellis,
     llrs: &[T],
     scratch: &mut Scratch<T::Metric>,
@@ -239,7 +239,7 @@ pub fn tile_traceback<M>(trellis: &Trellis, tile: &TileConfig, scratch: &Scratch
 
 /// Decode one tile of `tile.stages() · n` LLRs into `tile.f` bits: the
 /// reference model of the tiled decoder.
-pub fn decode_tile<T: Llr>(
+pub fn decode_tile<T: ViterbiLlr>(
     trellis: &Trellis,
     tile: &TileConfig,
     llrs: &[T],
@@ -257,7 +257,7 @@ pub fn decode_tile<T: Llr>(
 /// Decode one frame of `frame.stages(K) · n` LLRs from start state 0 into
 /// `frame.frame` bits; a terminated frame is traced back from state 0, an
 /// unterminated one from the best state.
-pub fn decode_frame<T: Llr>(
+pub fn decode_frame<T: ViterbiLlr>(
     trellis: &Trellis,
     frame: &FrameConfig,
     llrs: &[T],

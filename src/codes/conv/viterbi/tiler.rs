@@ -5,6 +5,7 @@
 use crate::codes::conv::viterbi::config::TileConfig;
 use crate::codes::conv::PuncturePattern;
 use crate::codes::error::{CodeError, CodeResult, invalid};
+use crate::codes::framing::{Cut, Cutter, Mark};
 use crate::codes::llr::Llr;
 
 /// Streaming tiler: LLRs in (any chunking), whole work units out.
@@ -142,6 +143,53 @@ impl<T: Llr> Tiler<T> {
         }
         let valid = self.received - (self.next_unit.max(1) - 1) * self.cfg.unit_bits();
         Ok((self.received > 0 && valid < self.cfg.unit_bits()).then_some(valid))
+    }
+}
+
+impl<T: Llr> Tiler<T> {
+    /// Record the last `count` units appended to `out.items` as units `first..`.
+    fn close_units(&self, first: usize, count: usize, out: &mut Cut<T>) {
+        let len = self.unit_len();
+        for u in first..first + count {
+            let own = u * self.cfg.unit_bits()..(u + 1) * self.cfg.unit_bits();
+            let origin = self.pattern.kept_before(own.start as isize) as u64;
+            let own_items = self.llrs(own.start as isize, own.end as isize);
+            out.close_unit(len, 0, origin, Some(own_items));
+            let last = out.units.len() - 1;
+            // close_unit takes the unit to end at the buffer's end; it ends
+            // `first + count - 1 - u` units earlier.
+            out.units[last].span.start -= (first + count - 1 - u) * len;
+        }
+    }
+}
+
+impl<T: Llr> Cutter<T> for Tiler<T> {
+    fn max_unit_items(&self) -> usize {
+        self.unit_len()
+    }
+
+    fn cut(&mut self, input: &[T], _marks: &[Mark], out: &mut Cut<T>) -> CodeResult<()> {
+        let first = self.next_unit;
+        let count = self.push(input, &mut out.items);
+        self.close_units(first, count, out);
+        Ok(())
+    }
+
+    fn end(&mut self, out: &mut Cut<T>) -> CodeResult<()> {
+        let first = self.next_unit;
+        let valid = self.finish(&mut out.items)?;
+        self.close_units(first, self.next_unit - first, out);
+        // Only a unit cut here can be short (see `finish`).
+        if let (Some(v), true, Some(u)) = (valid, self.next_unit > first, out.units.last_mut()) {
+            u.valid_bits = Some(v);
+        }
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        let c = &self.cfg;
+        let punctured = if self.pattern.is_identity() { String::new() } else { format!(", punctured '{}'", self.pattern) };
+        format!("tiles f={} v1={} v2={}, {} per unit{punctured}", c.f, c.v1, c.v2, c.group)
     }
 }
 

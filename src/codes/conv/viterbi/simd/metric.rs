@@ -1,7 +1,7 @@
 //! The path-metric element types of the kernels, and why each gives exactly
 //! the reference model's decisions.
 
-use crate::codes::llr::Llr;
+use crate::codes::conv::viterbi::llr::ViterbiLlr;
 
 /// What the kernel needs to know about its metric element.
 pub(super) trait KernelMetric: Copy + Default + PartialOrd + std::fmt::Debug {
@@ -18,7 +18,7 @@ pub(super) trait KernelMetric: Copy + Default + PartialOrd + std::fmt::Debug {
 /// (subtract the best metric, on the reference's schedule) — so every metric
 /// is rounded identically and every decision is the same bit.
 impl KernelMetric for f32 {
-    const FLOOR: f32 = <f32 as Llr>::METRIC_FLOOR;
+    const FLOOR: f32 = <f32 as ViterbiLlr>::METRIC_FLOOR;
     fn normalize_every(requested: usize) -> usize {
         requested
     }

@@ -27,9 +27,9 @@ use crate::codes::conv::code::Trellis;
 use crate::codes::conv::viterbi::config::ViterbiMode;
 use crate::codes::conv::viterbi::scalar::{self, FRAME_NORMALIZE_EVERY, Scratch};
 use crate::codes::error::{CodeResult, invalid};
+use crate::codes::conv::viterbi::llr::ViterbiLlr;
 #[cfg(target_arch = "x86_64")]
-use crate::codes::llr::LlrSlice;
-use crate::codes::llr::Llr;
+use crate::codes::llr::{Llr, LlrSlice};
 use kernel::{KernelScratch, Pass, Start};
 #[cfg(target_arch = "x86_64")]
 use plan::Plan;
@@ -156,7 +156,7 @@ impl Kernel {
     }
 
     /// Run `pass` if a SIMD kernel takes its LLRs.
-    fn run<'w, T: Llr, const S: usize>(&self, pass: Pass<'_, T, S>, ws: &'w mut Workspace<T::Metric>) -> Ran<'w, T::Metric, S> {
+    fn run<'w, T: ViterbiLlr, const S: usize>(&self, pass: Pass<'_, T, S>, ws: &'w mut Workspace<T::Metric>) -> Ran<'w, T::Metric, S> {
         #[cfg(target_arch = "x86_64")]
         {
             let (Some(f32s), Some(i16s)) = (ws.f32.first_chunk_mut::<S>(), ws.i16.first_chunk_mut::<S>()) else {
@@ -192,7 +192,7 @@ impl Kernel {
     /// Decode `S` jobs of `mode` (tiles or frames; `record` is the tiles'
     /// record points) together, each bit-exact with the reference's
     /// [`scalar::decode_tile`] or [`scalar::decode_frame`].
-    pub(crate) fn decode<T: Llr, const S: usize>(
+    pub(crate) fn decode<T: ViterbiLlr, const S: usize>(
         &self,
         trellis: &Trellis,
         mode: &ViterbiMode,
@@ -237,17 +237,17 @@ enum Typed<'a, const S: usize> {
     I8([&'a [i8]; S]),
 }
 
-/// The streams as their concrete type, if a kernel takes it.
+/// The streams as their concrete type.
 #[cfg(target_arch = "x86_64")]
 fn typed<T: Llr, const S: usize>(llrs: [&[T]; S]) -> Option<Typed<'_, S>> {
-    match T::typed(llrs.first()?)? {
+    match T::typed(llrs.first()?) {
         LlrSlice::F32(_) => Some(Typed::F32(llrs.map(|l| match T::typed(l) {
-            Some(LlrSlice::F32(l)) => l,
-            _ => &[],
+            LlrSlice::F32(l) => l,
+            LlrSlice::I8(_) => &[],
         }))),
         LlrSlice::I8(_) => Some(Typed::I8(llrs.map(|l| match T::typed(l) {
-            Some(LlrSlice::I8(l)) => l,
-            _ => &[],
+            LlrSlice::I8(l) => l,
+            LlrSlice::F32(_) => &[],
         }))),
     }
 }

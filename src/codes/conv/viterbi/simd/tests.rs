@@ -6,7 +6,7 @@ use super::kernel::{Pass, Start};
 use super::{Kernel, KernelScratch, Ran, SimdLevel, Workspace};
 use crate::codes::conv::code::{ConvCode, Trellis};
 use crate::codes::conv::viterbi::scalar::{self, Scratch, words_per_stage};
-use crate::codes::llr::Llr;
+use crate::codes::conv::viterbi::llr::ViterbiLlr;
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 
 /// Every K, every n, generators that tap neither the current nor the oldest bit.
@@ -57,7 +57,7 @@ fn inputs(len: usize, seed: u64) -> Vec<(&'static str, Vec<f32>, Vec<i8>)> {
     ]
 }
 
-fn reference<T: Llr>(trellis: &Trellis, llrs: &[T], start: Start, record: &[usize], every: usize) -> Scratch<T::Metric> {
+fn reference<T: ViterbiLlr>(trellis: &Trellis, llrs: &[T], start: Start, record: &[usize], every: usize) -> Scratch<T::Metric> {
     let mut s = Scratch::default();
     s.pm = vec![T::Metric::default(); trellis.states()];
     if start == Start::State0 {

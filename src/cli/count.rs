@@ -4,7 +4,7 @@
 ///
 /// # Example
 /// ```
-/// use gpufec::count::parse_count;
+/// use gpufec::cli::parse_count;
 /// assert_eq!(parse_count("2e7").unwrap(), 20_000_000);
 /// assert_eq!(parse_count("1.5e3").unwrap(), 1500);
 /// assert_eq!(parse_count("12").unwrap(), 12);
@@ -22,4 +22,9 @@ pub fn parse_count(text: &str) -> anyhow::Result<u64> {
         Ok(x) if x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x <= 9_007_199_254_740_992.0 => Ok(x as u64),
         _ => anyhow::bail!("'{text}' is not a count: write a whole number such as 20000000 or 2e7"),
     }
+}
+
+/// [`parse_count`] as a `usize`.
+pub fn count_usize(text: &str) -> anyhow::Result<usize> {
+    usize::try_from(parse_count(text)?).map_err(|_| anyhow::anyhow!("'{text}' is too large for this machine"))
 }

@@ -1,0 +1,61 @@
+//! The live counters of a decoder block, for the runner's summary.
+
+use crate::codes::decode::UnitReport;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What a decoder block decoded so far, readable from any thread while the
+/// flowgraph runs and after it ended.
+#[derive(Debug, Default)]
+pub struct DecoderStats {
+    units: AtomicU64,
+    bits: AtomicU64,
+    iterations: AtomicU64,
+    checked: AtomicU64,
+    failed: AtomicU64,
+}
+
+/// A snapshot of [`DecoderStats`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DecoderCounts {
+    /// Units decoded.
+    pub units: u64,
+    /// Bits written.
+    pub bits: u64,
+    /// Decoder iterations over all units (0 for a decoder that does not iterate).
+    pub iterations: u64,
+    /// Units whose code has a check (a CRC) that was evaluated.
+    pub checked: u64,
+    /// Of those, units whose check failed.
+    pub failed: u64,
+}
+
+impl DecoderCounts {
+    /// Mean iterations per unit, `None` for a decoder that does not iterate.
+    pub fn mean_iterations(&self) -> Option<f64> {
+        (self.iterations > 0 && self.units > 0).then(|| self.iterations as f64 / self.units as f64)
+    }
+}
+
+impl DecoderStats {
+    /// Count one unit of which `bits` bits were written.
+    pub(crate) fn add(&self, r: &UnitReport, bits: usize) {
+        self.units.fetch_add(1, Ordering::Relaxed);
+        self.bits.fetch_add(bits as u64, Ordering::Relaxed);
+        self.iterations.fetch_add(r.iterations as u64, Ordering::Relaxed);
+        if let Some(ok) = r.check {
+            self.checked.fetch_add(1, Ordering::Relaxed);
+            self.failed.fetch_add(u64::from(!ok), Ordering::Relaxed);
+        }
+    }
+
+    /// The counts now.
+    pub fn counts(&self) -> DecoderCounts {
+        DecoderCounts {
+            units: self.units.load(Ordering::Relaxed),
+            bits: self.bits.load(Ordering::Relaxed),
+            iterations: self.iterations.load(Ordering::Relaxed),
+            checked: self.checked.load(Ordering::Relaxed),
+            failed: self.failed.load(Ordering::Relaxed),
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! `gpufec bench <family>`: the options every family's benchmark shares, the
+//! decoder timing, and the table rows.
+
+use super::count::{count_usize, parse_count};
+use crate::codes::conv::viterbi::MAX_THREADS;
+use crate::codes::decode::{Batch, BatchDecoder, Decoded};
+use crate::codes::llr::LlrType;
+use crate::gpu::{Backend, MAX_SLOTS, select};
+use clap::{Args, ValueEnum};
+use std::time::{Duration, Instant};
+
+/// Most information bits per repetition: the noisy inputs take up to 8 bytes
+/// a bit (f32 LLRs at rate 1/2), so 2^28 bits hold 2 GiB.
+pub const MAX_BENCH_BITS: u64 = 1 << 28;
+/// Longest time per row, seconds.
+pub const MAX_BENCH_SECONDS: f64 = 3600.0;
+
+/// Options every family's bench takes.
+#[derive(Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// Where the decoder runs: cpu, gpu, or auto (the GPU when one is usable).
+    #[arg(long, default_value = "cpu")]
+    pub backend: Backend,
+    /// Information bits per repetition, rounded up to whole work units
+    /// (default 2^20 on the CPU, 2^26 on a GPU; at most 2^28).
+    #[arg(long, value_parser = parse_count)]
+    pub bits: Option<u64>,
+    /// Seconds of repetitions per row (at most 3600); the fastest of at least three counts.
+    #[arg(long, default_value_t = 1.0)]
+    pub seconds: f64,
+    /// CPU threads (1..=1024); without it, one thread and all cores are measured.
+    #[arg(long, value_parser = count_usize)]
+    pub threads: Option<usize>,
+    /// On a GPU, skip the paper's Table IV and V grids (they take a minute or two).
+    #[arg(long)]
+    pub no_tables: bool,
+    /// On a GPU, pipeline slots (batches in flight) for the end-to-end figures, 1..=16.
+    #[arg(long, default_value = "2", value_parser = count_usize)]
+    pub slots: usize,
+}
+
+/// LLR types a bench measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LlrSet {
+    /// `i8` only.
+    I8,
+    /// `f32` only.
+    F32,
+    /// Both.
+    Both,
+}
+
+impl LlrSet {
+    /// The types, `i8` first.
+    pub fn types(self) -> Vec<LlrType> {
+        match self {
+            LlrSet::I8 => vec![LlrType::I8],
+            LlrSet::F32 => vec![LlrType::F32],
+            LlrSet::Both => vec![LlrType::I8, LlrType::F32],
+        }
+    }
+}
+
+/// What a bench run measures, its options checked.
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// Whether the decoders run on the GPU.
+    pub gpu: bool,
+    /// The backend the decoders are built with.
+    pub backend: Backend,
+    /// CPU thread counts to measure (0 on a GPU: not applicable).
+    pub threads: Vec<usize>,
+    /// Information bits per repetition.
+    pub bits: u64,
+    /// Time per row.
+    pub budget: Duration,
+}
+
+impl BenchArgs {
+    /// Check every option against its limit and decide where the decoders run.
+    pub fn resolve(&self) -> anyhow::Result<Run> {
+        anyhow::ensure!(self.bits != Some(0), "--bits 0 measures nothing");
+        if let Some(b) = self.bits {
+            anyhow::ensure!(b <= MAX_BENCH_BITS, "--bits {b}: at most {MAX_BENCH_BITS} bits per repetition");
+        }
+        anyhow::ensure!(
+            self.seconds.is_finite() && (0.0..=MAX_BENCH_SECONDS).contains(&self.seconds),
+            "--seconds must be a number of seconds from 0 to {MAX_BENCH_SECONDS}"
+        );
+        if let Some(t) = self.threads {
+            anyhow::ensure!((1..=MAX_THREADS).contains(&t), "--threads {t}: give 1..={MAX_THREADS}, or leave it out for 1 and all cores");
+        }
+        anyhow::ensure!((1..=MAX_SLOTS).contains(&self.slots), "--slots {}: give 1..={MAX_SLOTS}", self.slots);
+        let ((), choice) = select(self.backend, crate::gpu::available, || Ok(())).map_err(|e| anyhow::anyhow!("--backend gpu: {e:#}"))?;
+        if let Some(why) = &choice.why_not_gpu {
+            println!("backend auto: no GPU ({why}); measuring the CPU");
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = match (choice.gpu, self.threads) {
+            (true, _) => vec![0],
+            (false, Some(t)) => vec![t],
+            (false, None) if cores > 1 => vec![1, cores],
+            (false, None) => vec![1],
+        };
+        Ok(Run {
+            gpu: choice.gpu,
+            backend: if choice.gpu { self.backend } else { Backend::Cpu },
+            threads,
+            bits: self.bits.unwrap_or(if choice.gpu { 1 << 26 } else { 1 << 20 }),
+            budget: Duration::from_secs_f64(self.seconds),
+        })
+    }
+}
+
+/// One timed decode.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timing {
+    /// Information bits decoded.
+    pub info_bits: u64,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+impl Timing {
+    /// Information throughput in Mb/s.
+    pub fn mbps(&self) -> f64 {
+        self.info_bits as f64 / self.seconds.max(1e-12) / 1e6
+    }
+}
+
+/// Decode `batch` (`info_bits` information bits) with `decoder`, keeping up to
+/// its depth of batches in flight: once untimed (to warm caches, threads and
+/// the device up), then repeatedly, at least three times and for at least
+/// `budget`. Returns the fastest repetition, the one least disturbed by other
+/// work on the machine.
+pub fn time_decoder<T: Copy + Send + Sync>(decoder: &mut dyn BatchDecoder<T>, batch: &Batch<'_, T>, info_bits: u64, budget: Duration) -> anyhow::Result<Timing> {
+    let mut out = Decoded::default();
+    decoder.decode(batch, &mut out)?;
+    anyhow::ensure!(out.bits.len() as u64 == info_bits, "the decoder returned {} bits for {info_bits} information bits", out.bits.len());
+    let (started, mut best, mut reps) = (Instant::now(), f64::INFINITY, 0);
+    while reps < 3 || started.elapsed() < budget {
+        out.clear();
+        let t = Instant::now();
+        decoder.decode(batch, &mut out)?;
+        best = best.min(t.elapsed().as_secs_f64());
+        reps += 1;
+    }
+    Ok(Timing { info_bits, seconds: best })
+}
+
+/// One row of a bench table.
+pub struct Row<'a> {
+    /// Configuration name.
+    pub setup: &'a str,
+    /// LLR type.
+    pub llr: &'a str,
+    /// CPU threads (0: a GPU).
+    pub threads: usize,
+    /// Information Mb/s.
+    pub mbps: f64,
+    /// The decoder's description.
+    pub describe: String,
+}
+
+impl Row<'_> {
+    /// The table's header line.
+    pub fn header() -> String {
+        format!("{:<38} {:>4} {:>7} {:>9} {:>10}  decoder", "configuration", "llr", "threads", "Mb/s", "Mb/s/core")
+    }
+}
+
+impl std::fmt::Display for Row<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (threads, per_core) = match self.threads {
+            0 => ("-".to_string(), "-".to_string()),
+            t => (t.to_string(), format!("{:.1}", self.mbps / t as f64)),
+        };
+        write!(f, "{:<38} {:>4} {threads:>7} {:>9.1} {per_core:>10}  {}", self.setup, self.llr, self.mbps, self.describe)
+    }
+}
+
+/// The machine: CPU model and cores.
+pub fn machine() -> String {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    format!("{}, {cores} cores", cpu_model())
+}
+
+/// The CPU's model name as Linux reports it.
+pub fn cpu_model() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo.lines().find_map(|l| l.strip_prefix("model name").and_then(|r| r.split(':').nth(1)));
+    model.map_or_else(|| "unknown CPU".to_string(), |m| m.trim().to_string())
+}

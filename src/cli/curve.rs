@@ -1,0 +1,206 @@
+//! `gpufec ber <family>`: what every family's curve shares: the options that
+//! say how long each point runs and where the curve goes, the run over the
+//! grid with live progress, the JSON file, and Ctrl-C.
+
+use super::count::parse_count;
+use super::grid::Grid;
+use super::interrupt;
+use crate::codes::sim::{Ended, Link, Point, Progress, StopRule, run_point};
+use clap::Args;
+use serde_json::{Map, Value, json};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How long each point runs, with which seed, and where the curve is written.
+#[derive(Args, Debug, Clone)]
+pub struct CurveArgs {
+    /// Information bits per point at most (e.g. 1e7).
+    #[arg(long, default_value = "1e6", value_parser = parse_count)]
+    pub max_bits: u64,
+    /// Bit errors after which a point ends, with the frame they fell in.
+    #[arg(long, default_value = "1000", value_parser = parse_count)]
+    pub max_errors: u64,
+    /// Seed of the bits and the noise.
+    #[arg(long, default_value = "1", value_parser = parse_count)]
+    pub seed: u64,
+    /// Also write the curve as JSON to this file (rewritten after every point,
+    /// and with the partial point on Ctrl-C).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+/// A curve's x axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Axis {
+    /// The key of its values in JSON (`ebn0_db`).
+    pub key: &'static str,
+    /// How lines name it (`Eb/N0`).
+    pub label: &'static str,
+    /// Its unit in lines (`dB`; empty for a probability).
+    pub unit: &'static str,
+}
+
+/// The Eb/N0 axis of the AWGN channel.
+pub const EBN0: Axis = Axis { key: "ebn0_db", label: "Eb/N0", unit: "dB" };
+
+impl Axis {
+    /// `Eb/N0   3.00 dB`.
+    fn at(&self, x: f64) -> String {
+        if self.unit.is_empty() { format!("{} {x:6.2}", self.label) } else { format!("{} {x:6.2} {}", self.label, self.unit) }
+    }
+}
+
+/// A curve: the run's parameters and the points measured so far.
+#[derive(Debug, Clone)]
+pub struct Curve {
+    /// Its x axis.
+    pub axis: Axis,
+    /// Parameters of the run.
+    pub parameters: Map<String, Value>,
+    /// Points, in the order run.
+    pub points: Vec<Point>,
+}
+
+/// A rate, or JSON null when there was nothing to count.
+fn rate(x: f64) -> Value {
+    if x.is_finite() { json!(x) } else { Value::Null }
+}
+
+impl Curve {
+    /// The JSON object: the parameters, and `points`, each with the axis value
+    /// (under the axis name), `bits`, `bit_errors`, `frames`, `frame_errors`,
+    /// `ber`, `fer`, `detected`, `undetected`, `mean_iterations`, `seconds`
+    /// and `ended`; `symbols`, `symbol_errors` and `ser` where symbols were
+    /// counted. A rate of nothing is `null`.
+    pub fn to_json(&self) -> Value {
+        let mut obj = self.parameters.clone();
+        let points = self
+            .points
+            .iter()
+            .map(|p| {
+                let mut o = Map::new();
+                o.insert(self.axis.key.into(), json!(p.x));
+                for (k, v) in [("bits", p.bits), ("bit_errors", p.bit_errors), ("frames", p.frames), ("frame_errors", p.frame_errors)] {
+                    o.insert(k.into(), json!(v));
+                }
+                o.insert("ber".into(), rate(p.ber()));
+                o.insert("fer".into(), rate(p.fer()));
+                o.insert("detected".into(), json!(p.detected));
+                o.insert("undetected".into(), json!(p.undetected()));
+                o.insert("mean_iterations".into(), rate(p.mean_iterations()));
+                if p.symbols > 0 {
+                    o.insert("symbols".into(), json!(p.symbols));
+                    o.insert("symbol_errors".into(), json!(p.symbol_errors));
+                    o.insert("ser".into(), rate(p.ser()));
+                }
+                o.insert("seconds".into(), json!(p.seconds));
+                o.insert("ended".into(), json!(p.ended.name()));
+                Value::Object(o)
+            })
+            .collect();
+        obj.insert("points".into(), Value::Array(points));
+        Value::Object(obj)
+    }
+}
+
+/// `e` with three significant digits, or `n/a` for a rate of nothing.
+pub(super) fn sci(x: f64) -> String {
+    if x.is_finite() { format!("{x:.3e}") } else { "n/a".into() }
+}
+
+/// Bit and frame counts and their rates, as `ber` and `run` print them.
+pub(super) fn counts_text(bits: u64, bit_errors: u64, frames: u64, frame_errors: u64) -> String {
+    let rate = |n: u64, d: u64| sci(if d == 0 { f64::NAN } else { n as f64 / d as f64 });
+    format!(
+        "{bits} bits, {bit_errors} errors, BER {}, {frames} frames, {frame_errors} frame errors, FER {}",
+        rate(bit_errors, bits),
+        rate(frame_errors, frames)
+    )
+}
+
+/// One point as the `ber` command prints it.
+pub fn point_line(axis: Axis, p: &Point) -> String {
+    let mut line = format!("{}: {}", axis.at(p.x), counts_text(p.bits, p.bit_errors, p.frames, p.frame_errors));
+    if p.detected > 0 {
+        line += &format!(" ({} detected, {} undetected)", p.detected, p.undetected());
+    }
+    if p.mean_iterations().is_finite() {
+        line += &format!(", {:.2} iterations", p.mean_iterations());
+    }
+    if p.symbols > 0 {
+        line += &format!(", SER {}", sci(p.ser()));
+    }
+    line += &format!(", {:.2} s", p.seconds);
+    if p.ended == Ended::Interrupted {
+        line += " (interrupted)";
+    }
+    line
+}
+
+fn progress_line(axis: Axis, p: &Progress) -> String {
+    let q = &p.point;
+    let secs = p.elapsed.as_secs_f64().max(1e-9);
+    let eta = p.eta.map_or("?".to_string(), |d| format!("{:.0} s", d.as_secs_f64().ceil()));
+    format!(
+        "  {}: {} bits, {} errors, BER {}, {:.2} Mb/s, ETA {eta}",
+        axis.at(q.x),
+        q.bits,
+        q.bit_errors,
+        sci(q.ber()),
+        q.bits as f64 / secs / 1e6
+    )
+}
+
+/// Run `link` at every point of `grid` and print each point as it ends (and
+/// its progress meanwhile on stderr: one line rewritten in place on a
+/// terminal, a line every few seconds otherwise). The curve goes to
+/// `args.json` after every point. Ctrl-C ends the current point with what it
+/// counted, writes it, and stops; the returned flag says so.
+pub fn run_curve(
+    link: &mut dyn Link,
+    axis: Axis,
+    grid: &Grid,
+    args: &CurveArgs,
+    mut parameters: Map<String, Value>,
+) -> anyhow::Result<bool> {
+    anyhow::ensure!(args.max_bits > 0, "--max-bits 0 simulates nothing");
+    anyhow::ensure!(args.max_errors > 0, "--max-errors 0 stops before the first bit");
+    if let Some(path) = &args.json {
+        // Fail now rather than after the first point.
+        std::fs::write(path, "").map_err(|e| anyhow::anyhow!("--json: cannot write {}: {e}", path.display()))?;
+    }
+    parameters.insert("backend".into(), link.describe().into());
+    parameters.insert("max_bits".into(), args.max_bits.into());
+    parameters.insert("max_errors".into(), args.max_errors.into());
+    parameters.insert("seed".into(), args.seed.into());
+    let mut curve = Curve { axis, parameters, points: Vec::new() };
+    let stop = StopRule { max_bits: args.max_bits, max_errors: args.max_errors };
+    let live = std::io::stderr().is_terminal();
+    let every = Duration::from_millis(if live { 250 } else { 5000 });
+    interrupt::install();
+    for &x in &grid.0 {
+        let point = run_point(link, x, args.seed, stop, interrupt::flag(), every, |p| {
+            if live {
+                eprint!("\r\x1b[2K{}", progress_line(axis, p));
+                let _ = std::io::stderr().flush();
+            } else {
+                eprintln!("{}", progress_line(axis, p));
+            }
+        });
+        if live {
+            eprint!("\r\x1b[2K");
+        }
+        curve.points.push(point?);
+        let last = curve.points.last().copied().unwrap_or_default();
+        println!("{}", point_line(axis, &last));
+        if let Some(path) = &args.json {
+            let text = serde_json::to_string_pretty(&curve.to_json())?;
+            std::fs::write(path, text + "\n").map_err(|e| anyhow::anyhow!("--json: cannot write {}: {e}", path.display()))?;
+        }
+        if last.ended == Ended::Interrupted {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}

@@ -1,0 +1,81 @@
+//! Layer 4: the `gpufec` command line. One module per code family for its
+//! `ber` and `bench` subcommands (`conv`), and the parts they share: curves
+//! with live progress and Ctrl-C (`curve`), decoder timing (`bench`), counts
+//! as people write them (`count`), axis grids (`grid`); and `run` and `info`.
+
+mod bench;
+mod conv;
+mod count;
+mod curve;
+mod grid;
+mod info;
+mod interrupt;
+mod run;
+
+pub use bench::{BenchArgs, LlrSet, MAX_BENCH_BITS, MAX_BENCH_SECONDS, Run, Timing, time_decoder};
+pub use conv::{BENCH_FRAME_BITS, Setup, standard_setups};
+pub use count::{count_usize, parse_count};
+pub use curve::{Axis, Curve, CurveArgs, EBN0, point_line, run_curve};
+pub use grid::Grid;
+pub use interrupt::INTERRUPTED;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// FutureSDR blocks that decode channel codes on NVIDIA GPUs, with CPU reference decoders.
+#[derive(Parser)]
+#[command(name = "gpufec", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a flowgraph file, with live throughput and BER, and a summary at the end.
+    Run(run::RunArgs),
+    /// Measure an error-rate curve with a family's direct link simulator.
+    #[command(subcommand)]
+    Ber(Ber),
+    /// Measure decoder throughput.
+    #[command(subcommand)]
+    Bench(Bench),
+    /// List the GPUs, their limits, the CUDA driver and the kernel cache, or say why there is no GPU.
+    Info,
+}
+
+/// `gpufec ber <family>`.
+#[derive(Subcommand)]
+enum Ber {
+    /// Convolutional code with Viterbi decoding, BPSK over AWGN.
+    Conv(conv::BerArgs),
+}
+
+/// `gpufec bench <family>`.
+#[derive(Subcommand)]
+enum Bench {
+    /// Viterbi decoding throughput (K=7 (171,133) unless told otherwise) on pre-generated noisy LLRs.
+    #[command(alias = "viterbi")]
+    Conv(conv::BenchConvArgs),
+}
+
+/// The `gpufec` command: parse the command line, run, and turn the outcome
+/// into an exit status (0; 1 with one `error: ...` line; 2 for a command line
+/// the parser rejects; 130 after Ctrl-C, with the summary of what was counted).
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(a) => run::run(a),
+        Command::Ber(Ber::Conv(a)) => conv::ber(a),
+        Command::Bench(Bench::Conv(a)) => conv::bench(a).map(|()| false),
+        Command::Info => info::info().map(|()| false),
+    };
+    match result {
+        Ok(false) => ExitCode::SUCCESS,
+        Ok(true) => ExitCode::from(INTERRUPTED),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! `gpufec run FILE`: build a flowgraph file, run it with live figures, and
+//! summarise what it counted.
+
+use super::curve::{counts_text, sci};
+use super::interrupt;
+use crate::flowgraph::{BuildOptions, FlowgraphFile, Override, Progress, Summary};
+use crate::gpu::Backend;
+use clap::Args;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// `gpufec run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The flowgraph file (TOML), e.g. flowgraphs/viterbi_awgn.toml.
+    file: PathBuf,
+    /// Override a block parameter or a variable, e.g. --set awgn.ebn0_db=3 --set vars.rate=3/4.
+    #[arg(long = "set", value_name = "BLOCK.PARAM=VALUE")]
+    set: Vec<Override>,
+    /// Backend of every decoder block: auto (the GPU when one is usable), cpu or gpu.
+    #[arg(long)]
+    backend: Option<Backend>,
+}
+
+/// Run `gpufec run`; whether Ctrl-C ended it.
+pub fn run(a: RunArgs) -> anyhow::Result<bool> {
+    let mut file = FlowgraphFile::load(&a.file)?;
+    for o in &a.set {
+        file.apply(o)?;
+    }
+    let built = crate::flowgraph::build(&file, &BuildOptions { backend: a.backend })?;
+    println!("flowgraph: {}{}", file.label, file.description.as_ref().map(|d| format!(" ({d})")).unwrap_or_default());
+    for d in &built.decoders {
+        println!("decoder '{}': backend {d}; {}", d.block, d.describe);
+    }
+    // Live figures on stderr: one line rewritten in place on a terminal, a
+    // new line every second otherwise (a log, a pipe).
+    let live = std::io::stderr().is_terminal();
+    let tick = Duration::from_millis(if live { 250 } else { 1000 });
+    interrupt::install();
+    let summary = crate::flowgraph::run(built, tick, interrupt::flag(), |p| {
+        if live {
+            eprint!("\r\x1b[2K{}", progress_line(p));
+            let _ = std::io::stderr().flush();
+        } else {
+            eprintln!("{}", progress_line(p));
+        }
+    });
+    if live {
+        eprint!("\r\x1b[2K");
+    }
+    let summary = summary?;
+    print_summary(&summary);
+    Ok(summary.interrupted)
+}
+
+fn print_summary(summary: &Summary) {
+    for (name, t) in &summary.throughput {
+        println!("probe '{name}': {} bits in {:.3} s, {:.2} Mb/s", t.items, t.seconds, t.per_second() / 1e6);
+    }
+    for (name, c) in &summary.ber {
+        println!("ber '{name}': {}", counts_text(c.bits, c.bit_errors, c.frames, c.frame_errors));
+    }
+    for d in &summary.decoders {
+        let c = d.stats.counts();
+        let mut line = format!("decoder '{}': {} units, {} bits", d.block, c.units, c.bits);
+        if let Some(it) = c.mean_iterations() {
+            line += &format!(", {it:.2} iterations per unit");
+        }
+        if c.checked > 0 {
+            line += &format!(", {} of {} checks failed", c.failed, c.checked);
+        }
+        println!("{line}");
+    }
+    let counts = summary.ber.first().map(|(_, c)| *c).unwrap_or_default();
+    let rate = summary.throughput.first().map(|(_, t)| format!("{:.2} Mb/s", t.per_second() / 1e6));
+    let backends: Vec<String> = summary.decoders.iter().map(|d| d.to_string()).collect();
+    let ended = if summary.interrupted {
+        " (interrupted)"
+    } else if summary.stopped_at_target {
+        " (stopped at the BER sink's target)"
+    } else {
+        ""
+    };
+    println!(
+        "summary: bits {}, errors {}, BER {}, FER {}, information {}, wall {:.2} s, backend {}{ended}",
+        counts.bits,
+        counts.bit_errors,
+        sci(counts.ber()),
+        sci(counts.fer()),
+        rate.unwrap_or_else(|| "n/a (no probe)".into()),
+        summary.wall.as_secs_f64(),
+        if backends.is_empty() { "n/a (no decoder)".into() } else { backends.join(", ") },
+    );
+}
+
+fn progress_line(p: &Progress) -> String {
+    let mut line = format!("{:7.1} s", p.elapsed.as_secs_f64());
+    if let Some(c) = p.ber {
+        line += &format!("  bits {}  errors {}  BER {}  FER {}", c.bits, c.bit_errors, sci(c.ber()), sci(c.fer()));
+    }
+    if let Some(t) = p.throughput {
+        line += &format!("  {:.2} Mb/s", t.per_second() / 1e6);
+    }
+    line
+}

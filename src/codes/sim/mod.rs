@@ -1,0 +1,43 @@
+//! Direct (no FutureSDR) simulation of error-rate curves for any code family:
+//! a family's [`Link`] runs its chain (bits → encoder → channel → cutter →
+//! decoder) chunk by chunk, a [`Tally`] counts the errors, and [`run_point`]
+//! decides the chunk sizes, stops exactly where the [`StopRule`] says, reports
+//! progress and honours a cancel flag (Ctrl-C).
+
+mod point;
+mod run;
+mod tally;
+mod transmit;
+
+pub use point::{Ended, Point, StopRule};
+pub use run::{Progress, run_point};
+pub use tally::Tally;
+pub use transmit::Transmitter;
+
+use crate::codes::error::CodeResult;
+
+/// The seed of the noise that goes with the bits of `seed`: bits and noise
+/// drawn from one seed must not come from the same random sequence. The
+/// `Awgn` block derives its noise the same way, so that a flowgraph given the
+/// seed of a link simulation sees the same noise.
+pub fn noise_seed(seed: u64) -> u64 {
+    seed ^ 0x9e37_79b9_7f4a_7c15
+}
+
+/// A simulated transmission chain of one code family, decoder included.
+pub trait Link: Send {
+    /// Start a new point at `x` on the family's axis (Eb/N0 in dB, say), with
+    /// fresh streams of bits and noise drawn from `seed`.
+    fn start(&mut self, x: f64, seed: u64) -> CodeResult<()>;
+
+    /// Information bits per counted frame.
+    fn frame_bits(&self) -> usize;
+
+    /// Send `bits` more information bits through the chain and count what
+    /// comes out in `tally`. With `last`, also flush what the chain holds
+    /// back (a tiler's overlap), so that every bit sent is counted.
+    fn run(&mut self, bits: u64, last: bool, tally: &mut Tally) -> CodeResult<()>;
+
+    /// One line naming the decoder, its backend and resources.
+    fn describe(&self) -> String;
+}

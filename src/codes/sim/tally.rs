@@ -1,0 +1,237 @@
+//! Counting decoded bits against the sent ones, frame by frame, up to a stop
+//! rule.
+
+use super::point::{Ended, Point, StopRule};
+use crate::codes::decode::UnitReport;
+
+/// Counts bit, frame (and symbol) errors of a decoded stream against the
+/// reference, and stops counting exactly where a [`StopRule`] says: at
+/// `max_bits`, or at the end of the frame in which the `max_errors`-th bit
+/// error fell. Shared by the link simulators and the `BerSink` block.
+///
+/// # Example
+/// ```
+/// use gpufec::codes::sim::{StopRule, Tally};
+/// let mut t = Tally::new(3.0, 4).stopping(StopRule { max_bits: 100, max_errors: 2 });
+/// // Two errors in the second frame: counting stops at its end.
+/// let counted = t.add(&[0, 0, 0, 0, 1, 1, 0, 0, 1, 1], &[0; 10]);
+/// assert_eq!(counted, 8);
+/// assert!(t.done());
+/// let p = t.point();
+/// assert_eq!((p.bits, p.bit_errors, p.frames, p.frame_errors), (8, 2, 2, 1));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Tally {
+    point: Point,
+    stop: Option<StopRule>,
+    frame_bits: usize,
+    in_frame: usize,
+    frame_has_error: bool,
+    symbol_bits: usize,
+    in_symbol: usize,
+    symbol_has_error: bool,
+}
+
+impl Tally {
+    /// Counts for frames of `frame_bits` bits (at least 1) at axis value `x`,
+    /// with no stop rule.
+    pub fn new(x: f64, frame_bits: usize) -> Self {
+        Self {
+            point: Point { x, ..Point::default() },
+            stop: None,
+            frame_bits: frame_bits.max(1),
+            in_frame: 0,
+            frame_has_error: false,
+            symbol_bits: 0,
+            in_symbol: 0,
+            symbol_has_error: false,
+        }
+    }
+
+    /// Stop counting as `stop` says.
+    pub fn stopping(mut self, stop: StopRule) -> Self {
+        self.stop = Some(stop);
+        self
+    }
+
+    /// Also count errors of symbols of `bits` bits (each frame starting a new
+    /// symbol).
+    pub fn counting_symbols(mut self, bits: usize) -> Self {
+        self.symbol_bits = bits;
+        self
+    }
+
+    /// The counts so far (a frame still open is not counted yet).
+    pub fn point(&self) -> &Point {
+        &self.point
+    }
+
+    /// Whether the stop rule ended counting.
+    pub fn done(&self) -> bool {
+        self.point.ended != Ended::No
+    }
+
+    /// Compare `decoded` with `reference` bit by bit, frames of `frame_bits`;
+    /// returns how many bits were counted (fewer than the shorter of the two
+    /// once the stop rule ends counting).
+    pub fn add(&mut self, decoded: &[u8], reference: &[u8]) -> usize {
+        let total = decoded.len().min(reference.len());
+        let mut at = 0;
+        while at < total && !self.done() {
+            let mut take = (self.frame_bits - self.in_frame).min(total - at);
+            if let Some(s) = self.stop {
+                take = take.min((s.max_bits - self.point.bits.min(s.max_bits)) as usize);
+            }
+            self.compare(&decoded[at..at + take], &reference[at..at + take]);
+            at += take;
+            if self.in_frame == self.frame_bits {
+                self.close_frame();
+            }
+            self.check_stop();
+        }
+        at
+    }
+
+    /// Count one decoded unit that is one frame of its own (a code block), with
+    /// what its decoder reported: the check tells detected from undetected
+    /// errors, and its iterations are counted. Returns the bits counted.
+    pub fn add_unit(&mut self, decoded: &[u8], reference: &[u8], report: &UnitReport) -> usize {
+        if self.done() {
+            return 0;
+        }
+        self.close_frame();
+        let mut n = decoded.len().min(reference.len());
+        if let Some(s) = self.stop {
+            n = n.min((s.max_bits - self.point.bits.min(s.max_bits)) as usize);
+        }
+        self.compare(&decoded[..n], &reference[..n]);
+        if self.frame_has_error && report.check == Some(false) {
+            self.point.detected += 1;
+        }
+        self.close_frame();
+        self.count_units(std::slice::from_ref(report));
+        self.check_stop();
+        n
+    }
+
+    /// Count the units and iterations of `reports` (for links whose frames are
+    /// not the decoder's units).
+    pub fn count_units(&mut self, reports: &[UnitReport]) {
+        self.point.units += reports.len() as u64;
+        self.point.iterations += reports.iter().map(|r| r.iterations as u64).sum::<u64>();
+    }
+
+    fn compare(&mut self, decoded: &[u8], reference: &[u8]) {
+        // A plain count vectorises; the frame and symbol flags need only "any".
+        let errors = decoded.iter().zip(reference).filter(|(d, r)| d != r).count();
+        self.point.bits += decoded.len() as u64;
+        self.point.bit_errors += errors as u64;
+        self.frame_has_error |= errors > 0;
+        self.in_frame += decoded.len();
+        if self.symbol_bits > 0 {
+            for (d, r) in decoded.iter().zip(reference) {
+                self.symbol_has_error |= d != r;
+                self.in_symbol += 1;
+                if self.in_symbol == self.symbol_bits {
+                    self.close_symbol();
+                }
+            }
+        }
+    }
+
+    fn close_symbol(&mut self) {
+        if self.in_symbol > 0 {
+            self.point.symbols += 1;
+            self.point.symbol_errors += self.symbol_has_error as u64;
+        }
+        self.in_symbol = 0;
+        self.symbol_has_error = false;
+    }
+
+    fn check_stop(&mut self) {
+        let Some(s) = self.stop else { return };
+        if self.point.bits >= s.max_bits {
+            self.close_frame();
+            self.point.ended = Ended::MaxBits;
+        } else if self.in_frame == 0 && self.point.bit_errors >= s.max_errors {
+            self.point.ended = Ended::MaxErrors;
+        }
+    }
+
+    /// Count the frame in progress, if any bit of it was compared.
+    pub fn close_frame(&mut self) {
+        if self.in_frame > 0 {
+            self.point.frames += 1;
+            self.point.frame_errors += self.frame_has_error as u64;
+        }
+        self.in_frame = 0;
+        self.frame_has_error = false;
+        self.close_symbol();
+    }
+
+    /// Close the open frame and return the point, marked as ended `why` unless
+    /// the stop rule ended it already.
+    pub fn finish(&mut self, why: Ended, seconds: f64) -> Point {
+        self.close_frame();
+        if self.point.ended == Ended::No {
+            self.point.ended = why;
+        }
+        self.point.seconds = seconds;
+        self.point
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_errors_ends_with_the_frame_the_last_error_fell_in() {
+        let mut t = Tally::new(0.0, 10).stopping(StopRule { max_bits: 1000, max_errors: 3 });
+        let mut decoded = vec![0u8; 100];
+        decoded[12] = 1;
+        decoded[15] = 1;
+        decoded[21] = 1; // the third error, in frame 2 (bits 20..30)
+        decoded[22] = 1;
+        decoded[45] = 1;
+        assert_eq!(t.add(&decoded, &[0; 100]), 30);
+        let p = *t.point();
+        assert_eq!((p.bits, p.bit_errors, p.frames, p.frame_errors, p.ended), (30, 4, 3, 2, Ended::MaxErrors));
+        assert_eq!(t.add(&decoded, &[0; 100]), 0, "nothing is counted after the stop");
+    }
+
+    #[test]
+    fn max_bits_cuts_the_last_frame_exactly_in_any_chunking() {
+        for chunk in [1usize, 7, 64, 1000] {
+            let mut t = Tally::new(0.0, 64).stopping(StopRule { max_bits: 150, max_errors: u64::MAX });
+            let mut counted = 0;
+            for _ in 0..(1000 / chunk + 1) {
+                counted += t.add(&vec![1u8; chunk], &vec![0u8; chunk]);
+            }
+            let p = t.finish(Ended::Interrupted, 0.0);
+            assert_eq!((counted, p.bits, p.bit_errors, p.frames, p.ended), (150, 150, 150, 3, Ended::MaxBits), "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn units_tell_detected_from_undetected_errors_and_count_iterations() {
+        let mut t = Tally::new(1.0, 1);
+        let r = |check, iterations| UnitReport { bits: 4, iterations, check: Some(check), consumed: 12 };
+        t.add_unit(&[0, 1, 0, 0], &[0; 4], &r(false, 8)); // wrong, flagged
+        t.add_unit(&[1, 1, 0, 0], &[0; 4], &r(true, 3)); // wrong, passed: undetected
+        t.add_unit(&[0, 0, 0, 0], &[0; 4], &r(true, 2)); // right
+        let p = t.finish(Ended::MaxBits, 1.0);
+        assert_eq!((p.frames, p.frame_errors, p.detected, p.undetected(), p.bit_errors), (3, 2, 1, 1, 3));
+        assert!((p.mean_iterations() - 13.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn symbols_are_counted_when_asked_and_rates_of_nothing_are_no_result() {
+        let mut t = Tally::new(0.0, 8).counting_symbols(4);
+        t.add(&[1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0], &[0; 12]);
+        let p = t.finish(Ended::MaxBits, 0.0);
+        assert_eq!((p.symbols, p.symbol_errors, p.frames, p.frame_errors), (3, 2, 2, 2));
+        let empty = Tally::new(0.0, 8).finish(Ended::Interrupted, 0.0);
+        assert!(empty.ber().is_nan() && empty.fer().is_nan() && empty.mean_iterations().is_nan());
+    }
+}

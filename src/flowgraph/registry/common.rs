@@ -1,0 +1,150 @@
+//! The block kinds every chain shares, whatever the code: bits, BPSK over AWGN,
+//! LLRs and their quantizer, the error count and the throughput probe.
+
+use super::super::assembly::Assembly;
+use super::super::params::{Args, Literal, Param, ParamType};
+use super::groups::SEED;
+use super::{Kind, Ports, StreamType, io};
+use crate::blocks::{Awgn, BerSink, BerStop, BpskMapper, LlrDemapper, Quantize, RandomBits, Reporting, ThroughputProbe};
+use crate::codes::channel::{Quantizer, Sample, noise_variance};
+use futuresdr::runtime::BlockId;
+use num_complex::Complex32;
+
+/// The kinds of this module.
+pub(super) const KINDS: &[Kind] = &[
+    Kind {
+        name: "RandomBits",
+        summary: "seeded random information bits",
+        groups: &[&[SEED, Param::optional("total", ParamType::Count, "bits to emit (endless if absent)")]],
+        ports: |_| Ok(io(None, Some(StreamType::U8))),
+        add: |a, asm| asm.add(RandomBits::new(a.count("seed")?, a.count_opt("total")?)),
+    },
+    Kind {
+        name: "BpskMapper",
+        summary: "BPSK symbols: bit 0 → +1, bit 1 → −1, real or on the in-phase axis of complex samples",
+        groups: &[SAMPLES],
+        ports: |a| Ok(io(Some(StreamType::U8), Some(sample_type(a)?))),
+        add: |a, asm| by_sample(a, asm, |_, asm| asm.add(BpskMapper::<f32>::new()), |_, asm| asm.add(BpskMapper::<Complex32>::new())),
+    },
+    Kind {
+        name: "Awgn",
+        summary: "white Gaussian noise at an Eb/N0 per information bit (both axes of complex samples)",
+        groups: &[&[EBN0, EFFECTIVE_RATE, SEED], SAMPLES],
+        ports: |a| {
+            let t = sample_type(a)?;
+            Ok(io(Some(t), Some(t)))
+        },
+        add: |a, asm| {
+            fn add<S: Sample>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockId> {
+                let block = Awgn::<S>::new(a.real("ebn0_db")?, a.real("rate")?, a.count("seed")?);
+                asm.add(a.about("ebn0_db", block)?)
+            }
+            by_sample(a, asm, add::<f32>, add::<Complex32>)
+        },
+    },
+    Kind {
+        name: "LlrDemapper",
+        summary: "LLRs 2y/σ² of received samples (their in-phase axis), σ² from Eb/N0 and rate",
+        groups: &[&[EBN0, EFFECTIVE_RATE], SAMPLES],
+        ports: |a| Ok(io(Some(sample_type(a)?), Some(StreamType::F32))),
+        add: |a, asm| {
+            fn add<S: Sample>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockId> {
+                let block = a.about("ebn0_db", LlrDemapper::<S>::new(a.real("ebn0_db")?, a.real("rate")?))?;
+                asm.add(block.report_to(&asm.errors))
+            }
+            by_sample(a, asm, add::<f32>, add::<Complex32>)
+        },
+    },
+    Kind {
+        name: "Quantize",
+        summary: "f32 → i8 LLRs, round(llr·scale) saturated to ±127",
+        groups: &[&[
+            Param::optional("scale", ParamType::Real, "multiplier before rounding; without it, the matched 16·σ² of ebn0_db and rate"),
+            Param::optional("ebn0_db", ParamType::Real, "Eb/N0 of the channel, dB, for the matched scale"),
+            Param::optional("rate", ParamType::Rate, "effective rate of the channel, for the matched scale"),
+        ]],
+        ports: |_| Ok(io(Some(StreamType::F32), Some(StreamType::I8))),
+        add: |a, asm| {
+            let quantizer = match (a.real_opt("scale")?, a.real_opt("ebn0_db")?, a.real_opt("rate")?) {
+                (Some(s), None, None) => a.about("scale", Quantizer::new(s as f32))?,
+                (None, Some(ebn0), Some(rate)) => {
+                    let variance = a.about("ebn0_db", noise_variance(ebn0, rate))?;
+                    a.about("ebn0_db", Quantizer::matched(variance))?
+                }
+                (None, None, None) => return Err(a.missing("scale", "or give ebn0_db and rate for the matched scale 16·σ²")),
+                _ => return Err(a.invalid("scale", "give either scale, or ebn0_db and rate (the matched scale 16·σ²)")),
+            };
+            asm.add(Quantize::new(quantizer).report_to(&asm.errors))
+        },
+    },
+    Kind {
+        name: "BerSink",
+        summary: "counts bit and frame errors of decoded against reference bits",
+        groups: &[&[
+            Param::with_default("frame_bits", ParamType::Count, Literal::Count(256), "bits per counted frame (FER), at least 1"),
+            Param::optional("max_bits", ParamType::Count, "stop the run after this many compared bits (at least 1)"),
+            Param::optional("max_errors", ParamType::Count, "stop the run at the end of the frame with this many bit errors (at least 1)"),
+        ]],
+        ports: |_| {
+            Ok(Ports { inputs: vec![("reference", StreamType::U8), ("decoded", StreamType::U8)], outputs: vec![], renamed: vec![] })
+        },
+        add: |a, asm| {
+            let stop = BerStop { max_bits: a.count_opt("max_bits")?, max_errors: a.count_opt("max_errors")? };
+            if stop.max_bits == Some(0) {
+                return Err(a.invalid("max_bits", "0 would count nothing; give at least 1 or leave it out"));
+            }
+            if stop.max_errors == Some(0) {
+                return Err(a.invalid("max_errors", "0 would stop before the first bit; give at least 1 or leave it out"));
+            }
+            let frame_bits = a.size_in("frame_bits", 1..=usize::MAX)?;
+            let sink = a.about("frame_bits", BerSink::new(frame_bits, stop))?.report_to(&asm.errors);
+            let counters = sink.counters();
+            let id = asm.add(sink)?;
+            asm.ber_sinks.push((asm.name.clone(), counters));
+            Ok(id)
+        },
+    },
+    Kind {
+        name: "ThroughputProbe",
+        summary: "passes bits through and measures information bits per second",
+        groups: &[],
+        ports: |_| Ok(io(Some(StreamType::U8), Some(StreamType::U8))),
+        add: |_, asm| {
+            let probe = ThroughputProbe::new();
+            let meter = probe.meter();
+            let id = asm.add(probe)?;
+            asm.probes.push((asm.name.clone(), meter));
+            Ok(id)
+        },
+    },
+];
+
+const EBN0: Param = Param::required("ebn0_db", ParamType::Real, "Eb/N0 per information bit, dB");
+const EFFECTIVE_RATE: Param = Param::required(
+    "rate",
+    ParamType::Rate,
+    "information bits over channel bits sent (puncturing and tails counted)",
+);
+const SAMPLES: &[Param] = &[Param::with_default(
+    "samples",
+    ParamType::Choice(&["f32", "cf32"]),
+    Literal::Text("f32"),
+    "real samples, or complex baseband (BPSK on the in-phase axis)",
+)];
+
+fn sample_type(a: &Args) -> anyhow::Result<StreamType> {
+    Ok(if a.text("samples")? == "cf32" { StreamType::Cf32 } else { StreamType::F32 })
+}
+
+/// Add the block with real or complex samples, as its `samples` field says.
+fn by_sample(
+    a: &Args,
+    asm: &mut Assembly,
+    real: impl FnOnce(&Args, &mut Assembly) -> anyhow::Result<BlockId>,
+    complex: impl FnOnce(&Args, &mut Assembly) -> anyhow::Result<BlockId>,
+) -> anyhow::Result<BlockId> {
+    match sample_type(a)? {
+        StreamType::Cf32 => complex(a, asm),
+        _ => real(a, asm),
+    }
+}

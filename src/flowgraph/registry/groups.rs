@@ -1,0 +1,134 @@
+//! Parameter groups several block kinds take, and what they build: where a
+//! decoder runs (backend, CPU threads, GPU pipeline), what the decoder block
+//! does besides decoding, and the LLR type of a stream.
+
+use super::super::assembly::Assembly;
+use super::super::params::{Args, Literal, Param, ParamType};
+use super::{Ports, StreamType, io};
+use crate::blocks::DecoderOptions;
+use crate::codes::conv::viterbi::MAX_THREADS;
+use crate::gpu::{Backend, BackendOptions, MAX_HOST_THREADS, MAX_SLOTS, PipelineOptions};
+use std::time::Duration;
+
+/// Most work units a GPU batch may be asked to hold (the pipeline also bounds
+/// the bytes of a batch).
+pub const MAX_BATCH_UNITS: usize = 1 << 24;
+/// Longest latency bound a decoder block accepts, ms.
+pub const MAX_LATENCY_MS: usize = 3_600_000;
+
+/// The random seed.
+pub(super) const SEED: Param = Param::with_default("seed", ParamType::Count, Literal::Count(0), "random seed");
+
+/// The LLR type of a stream.
+pub(super) const LLR: &[Param] =
+    &[Param::with_default("llr", ParamType::Choice(&["i8", "f32"]), Literal::Text("i8"), "LLR item type")];
+
+/// Where a decoder runs.
+pub(super) const BACKEND: &[Param] = &[
+    Param::with_default(
+        "backend",
+        ParamType::Choice(&["auto", "cpu", "gpu"]),
+        Literal::Text("auto"),
+        "where it decodes; auto takes the GPU when one is usable",
+    ),
+    Param::with_default("threads", ParamType::Count, Literal::Count(0), "CPU decoder threads (0 = all cores; at most 1024)"),
+    Param::with_default("gpu_device", ParamType::Count, Literal::Count(0), "CUDA device index"),
+    Param::with_default("gpu_slots", ParamType::Count, Literal::Count(2), "GPU pipeline slots (batches in flight), 1..=16"),
+    Param::with_default(
+        "gpu_batch_units",
+        ParamType::Count,
+        Literal::Count(0),
+        "work units per GPU batch (0 = sized to the device; at most 2^24, and 4 GiB of input)",
+    ),
+    Param::with_default(
+        "gpu_host_threads",
+        ParamType::Count,
+        Literal::Count(0),
+        "host threads staging input for the GPU (0 = three quarters of the cores; at most 1024)",
+    ),
+];
+
+/// What the decoder block does besides decoding.
+pub(super) const DECODER_BLOCK: &[Param] = &[
+    Param::with_default(
+        "max_latency_ms",
+        ParamType::Count,
+        Literal::Count(100),
+        "when the input stalls, decode a partial batch after this many milliseconds (at most 3600000)",
+    ),
+    Param::with_default("report_tags", ParamType::Flag, Literal::Flag(false), "tag each unit's first bit with its decoding report"),
+    Param::with_default(
+        "soft_output",
+        ParamType::Flag,
+        Literal::Flag(false),
+        "write a-posteriori LLRs to a second output, 'soft' (decoders that give them)",
+    ),
+    Param::with_default(
+        "input",
+        ParamType::Choice(&["units", "stream"]),
+        Literal::Text("units"),
+        "a framer's units, or the stream itself, cut by the decoder block with the framer's settings",
+    ),
+];
+
+/// The LLR stream type the `llr` field names.
+pub(super) fn llr_type(a: &Args) -> anyhow::Result<StreamType> {
+    Ok(if a.text("llr")? == "i8" { StreamType::I8 } else { StreamType::F32 })
+}
+
+/// Ports of a block that passes LLRs of one type on.
+pub(super) fn same_llr_in_out(a: &Args) -> anyhow::Result<Ports> {
+    let t = llr_type(a)?;
+    Ok(io(Some(t), Some(t)))
+}
+
+/// Ports of a decoder block taking `input` items: bits out, and soft output
+/// when asked.
+pub(super) fn decoder_ports(a: &Args, input: StreamType) -> anyhow::Result<Ports> {
+    let mut ports = io(Some(input), Some(StreamType::U8));
+    if a.flag("soft_output")? {
+        ports.outputs.push(("soft", StreamType::F32));
+        ports.renamed.push(("soft", "soft[0]"));
+    }
+    Ok(ports)
+}
+
+/// The backend options of the [`BACKEND`] group, every size checked against
+/// its limit and named by its own field; the command line's `--backend`
+/// (`forced`) overrides the block's.
+pub(super) fn backend_options(a: &Args, forced: Option<Backend>) -> anyhow::Result<BackendOptions> {
+    let backend = match forced {
+        Some(b) => b,
+        None => a.about("backend", a.text("backend")?.parse::<Backend>())?,
+    };
+    Ok(BackendOptions {
+        backend,
+        cpu_threads: a.size_in("threads", 0..=MAX_THREADS)?,
+        pipeline: PipelineOptions {
+            device: a.size_in("gpu_device", 0..=1023)?,
+            slots: a.size_in("gpu_slots", 1..=MAX_SLOTS)?,
+            batch_units: a.size_in("gpu_batch_units", 0..=MAX_BATCH_UNITS)?,
+            host_threads: a.size_in("gpu_host_threads", 0..=MAX_HOST_THREADS)?,
+            poison: None,
+        },
+    })
+}
+
+/// The decoder block options of the [`DECODER_BLOCK`] group.
+pub(super) fn decoder_options(a: &Args) -> anyhow::Result<DecoderOptions> {
+    Ok(DecoderOptions {
+        max_latency: Duration::from_millis(a.size_in("max_latency_ms", 0..=MAX_LATENCY_MS)? as u64),
+        report_tags: a.flag("report_tags")?,
+        soft: a.flag("soft_output")?,
+    })
+}
+
+/// Build a decoder with `build`; when it fails, blame the command line if it
+/// forced the backend, else the block's `backend` field (the other fields
+/// were checked before).
+pub(super) fn build_decoder<D>(a: &Args, asm: &Assembly, options: &BackendOptions, build: impl FnOnce() -> anyhow::Result<D>) -> anyhow::Result<D> {
+    build().map_err(|e| match asm.backend {
+        Some(b) => anyhow::anyhow!("--backend {b}: {e:#}"),
+        None => a.invalid("backend", format!("{}: {e:#}", options.backend)),
+    })
+}

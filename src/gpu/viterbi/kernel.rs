@@ -1,0 +1,218 @@
+//! The Viterbi kernel as the host sees it: the geometry the kernel derives
+//! from the code and tile, its compile-time constants, its launch, and how a
+//! batch's units are staged for it.
+
+use crate::codes::conv::{PuncturePattern, TileConfig, Tiler, Trellis};
+use crate::codes::decode::Batch;
+use crate::codes::error::CodeError;
+use crate::codes::llr::{Llr, LlrType, all_finite, check_finite};
+use crate::gpu::device::cuda;
+use crate::gpu::pipeline::{SlotBuffers, par_chunks};
+use crate::gpu::stream_copy::stream_copy;
+use cudarc::driver::{CudaFunction, result, sys};
+use rayon::prelude::*;
+use std::ffi::c_void;
+
+/// Kernel geometry derived from the code and tile exactly as the kernel derives it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Geometry {
+    /// Survivor ring bytes per tile.
+    pub ring_bytes: usize,
+    /// Tiles start on vector-load boundaries.
+    pub vec_load: bool,
+    /// Bytes the kernel may read past the last tile.
+    pub overread: usize,
+}
+
+impl Geometry {
+    pub fn new(trellis: &Trellis, tile: &TileConfig, llr_bytes: usize, input: &Input) -> Self {
+        let period = input.pattern.period();
+        let period_bytes = input.pattern.kept_per_period() * llr_bytes;
+        let b = trellis.k() as usize - 1;
+        let load_bytes = if lcm(period_bytes, 16) / period_bytes <= 8 { 16 } else { 4 };
+        let vec_load = (tile.f / period * period_bytes).is_multiple_of(load_bytes);
+        let chunk = period * if vec_load { lcm(period_bytes, load_bytes) / period_bytes } else { 1 };
+        let unroll = lcm(b, chunk);
+        let win = (tile.subframe() + tile.v2).div_ceil(unroll) * unroll;
+        let words = (trellis.states() / 32).max(1);
+        Self { ring_bytes: win * words * 4, vec_load, overread: 2 * unroll / period * period_bytes + 64 }
+    }
+}
+
+/// Least common multiple.
+pub(crate) fn lcm(a: usize, b: usize) -> usize {
+    let (mut x, mut y) = (a, b);
+    while y != 0 {
+        (x, y) = (y, x % y);
+    }
+    a / x * b
+}
+
+/// What a work unit's LLRs are: every LLR of its stages, or those a puncturing
+/// pattern sent, which the kernel depunctures as it loads them.
+#[derive(Debug, Clone)]
+pub(super) struct Input {
+    pub pattern: PuncturePattern,
+    /// Period stage of every tile's first stage.
+    pub phase: usize,
+    /// LLRs per work unit.
+    pub unit_llrs: usize,
+}
+
+impl Input {
+    pub fn new(trellis: &Trellis, tile: &TileConfig, punctured: Option<&PuncturePattern>) -> anyhow::Result<Self> {
+        let pattern = punctured.cloned().unwrap_or_else(|| PuncturePattern::none(trellis.n()));
+        pattern.check_fits(trellis.n())?;
+        anyhow::ensure!(
+            pattern.period() * pattern.n() <= 64,
+            "puncture pattern '{pattern}' spans {} positions; the GPU kernel takes at most 64",
+            pattern.period() * pattern.n()
+        );
+        let tiler = Tiler::<i8>::punctured(*tile, pattern.clone())?;
+        Ok(Self { phase: tiler.first_phase(), unit_llrs: tiler.unit_len(), pattern })
+    }
+
+    /// Bit c·n + j set: the pattern sends output j at period stage c.
+    fn mask(&self) -> u64 {
+        let (n, period) = (self.pattern.n(), self.pattern.period());
+        (0..period).flat_map(|c| (0..n).map(move |j| (c, j))).filter(|&(c, j)| self.pattern.keeps(j, c)).fold(0, |m, (c, j)| m | 1 << (c * n + j))
+    }
+}
+
+/// Blocks per SM asked of the register allocator for i8 LLRs with survivors in
+/// global memory (64-thread blocks: 96 registers instead of the compiler's 128).
+/// Measured on an H100 (BENCHMARKS.md): f=256 serial v2=20 rises from 52.3 to
+/// 56.8 Gb/s; more blocks spill, f32 LLRs and shared rings gain nothing.
+pub const DEFAULT_MIN_BLOCKS_GLOBAL_I8: u32 = 10;
+
+/// How the kernel is launched, as far as its compilation depends on it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Launch {
+    pub threads: u32,
+    pub ring_global: bool,
+    pub min_blocks: u32,
+}
+
+impl Launch {
+    /// The launch shape for a ring placement and LLR type; `min_blocks` 0 picks
+    /// the measured default. One warp per block packs shared-memory rings
+    /// tightly; global rings are indifferent, and 64 threads keep the block
+    /// count low.
+    pub fn new(ring_global: bool, llr: LlrType, min_blocks: u32) -> Self {
+        let min_blocks = match min_blocks {
+            0 if ring_global && llr == LlrType::I8 => DEFAULT_MIN_BLOCKS_GLOBAL_I8,
+            n => n,
+        };
+        Self { threads: if ring_global { 64 } else { 32 }, ring_global, min_blocks }
+    }
+}
+
+/// The kernel's compile-time constants.
+pub(super) fn defines(trellis: &Trellis, tile: &TileConfig, llr: LlrType, l: Launch, g: &Geometry, input: &Input) -> Vec<(String, String)> {
+    let f0 = tile.subframe();
+    let mut d: Vec<(String, String)> = [
+        ("VK", trellis.k() as usize),
+        ("VN", trellis.n()),
+        ("VF", tile.f),
+        ("VV1", tile.v1),
+        ("VV2", tile.v2),
+        ("VF0", f0),
+        ("VGROUP", tile.group),
+        ("VNT", l.threads as usize),
+        ("VMINB", l.min_blocks as usize),
+        ("LLR_F32", usize::from(llr == LlrType::F32)),
+        ("VEC_LOAD", usize::from(g.vec_load)),
+        ("DEC_GLOBAL", usize::from(l.ring_global)),
+        ("VP", input.pattern.period()),
+        ("VPH0", input.phase),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    d.push(("VPMASK".to_string(), format!("{}ull", input.mask())));
+    let polys = trellis.code().polys();
+    for i in 0..4 {
+        d.push((format!("VG{i}"), polys.get(i).copied().unwrap_or(0).to_string()));
+    }
+    d
+}
+
+/// Compile the Viterbi kernel for `tile` of `trellis` (`llr` LLRs, survivors
+/// in shared or global memory, units punctured with `punctured` or whole) for
+/// architecture `arch` (e.g. `sm_90`) with NVRTC alone, no GPU needed, and
+/// return the CUBIN image: lets a machine without a GPU check that every
+/// configuration compiles.
+pub fn compile_viterbi_kernel(
+    trellis: &Trellis,
+    tile: &TileConfig,
+    punctured: Option<&PuncturePattern>,
+    llr: LlrType,
+    ring_global: bool,
+    arch: &str,
+) -> anyhow::Result<Vec<u8>> {
+    let input = Input::new(trellis, tile, punctured)?;
+    let g = Geometry::new(trellis, tile, llr.bytes(), &input);
+    crate::gpu::compile::compile_cubin("viterbi.cu", arch, &defines(trellis, tile, llr, Launch::new(ring_global, llr, 0), &g, &input))
+}
+
+/// Copy units `range` of `batch` into `host` (their place in pinned staging)
+/// at `pitch` items each, checking that every LLR is finite on the way (one
+/// pass over memory, not two).
+pub(super) fn stage_units<T: Llr>(host: &mut [T], batch: &Batch<'_, T>, unit_len: usize, pitch: usize, range: std::ops::Range<usize>) -> anyhow::Result<()> {
+    let finite = std::sync::atomic::AtomicBool::new(true);
+    let copy = |d: &mut [T], c: &[T]| {
+        stream_copy(d, c);
+        if T::TYPE == LlrType::F32 && !all_finite(c) {
+            finite.store(false, std::sync::atomic::Ordering::Relaxed);
+        }
+    };
+    match batch.uniform_len() {
+        Some(_) if pitch == unit_len => par_chunks(host, &batch.items()[range.start * unit_len..range.end * unit_len], copy),
+        _ => host[..range.len() * pitch]
+            .par_chunks_mut(pitch)
+            .with_min_len((1 << 20) / (pitch * size_of::<T>()).max(1))
+            .enumerate()
+            .for_each(|(i, d)| copy(&mut d[..unit_len], batch.unit(range.start + i))),
+    }
+    if !finite.into_inner() {
+        // Name the LLR by its place in the batch, not in this chunk.
+        for u in range {
+            if let Err(CodeError::NonFiniteLlr { index }) = check_finite(batch.unit(u)) {
+                return Err(CodeError::NonFiniteLlr { index: batch.span(u).start + index }.into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One kernel launch over the units of a slot.
+pub(super) struct Launcher<'a> {
+    pub f: &'a CudaFunction,
+    pub threads: u32,
+    pub smem: u32,
+    pub group: usize,
+}
+
+impl Launcher<'_> {
+    pub fn run(&self, stream: sys::CUstream, slot: &SlotBuffers, pitch_bytes: usize, units: usize) -> anyhow::Result<()> {
+        let tiles = (units * self.group) as u32;
+        let blocks = tiles.div_ceil(self.threads);
+        let mut llr = slot.input.ptr();
+        let mut pitch = pitch_bytes as u64;
+        let mut count = tiles;
+        let mut out = slot.output.ptr();
+        let mut ring: sys::CUdeviceptr = slot.aux.first().map_or(0, |r| r.ptr());
+        let mut params: [*mut c_void; 5] = [
+            (&mut llr as *mut sys::CUdeviceptr).cast(),
+            (&mut pitch as *mut u64).cast(),
+            (&mut count as *mut u32).cast(),
+            (&mut out as *mut sys::CUdeviceptr).cast(),
+            (&mut ring as *mut sys::CUdeviceptr).cast(),
+        ];
+        // SAFETY: the parameters match the kernel's signature; the buffers hold
+        // `units` units at `pitch` plus the kernel's over-read, ⌈f/32⌉ output
+        // words per tile, and (global rings) a ring per thread of every block launched.
+        unsafe { result::launch_kernel(self.f.cu_function(), (blocks.max(1), 1, 1), (self.threads, 1, 1), self.smem, stream, &mut params) }
+            .map_err(cuda("Viterbi kernel launch"))
+    }
+}

@@ -1,0 +1,358 @@
+//! Host-side launcher of the GPU Viterbi decoder (`kernels/viterbi.cu`): the
+//! code and tile geometry become compile-time constants of the kernel, work
+//! units travel through the N-slot [`Pipeline`], one GPU thread decodes one
+//! tile; and the family's choice between it and the CPU decoder.
+
+mod bench;
+mod kernel;
+
+pub use bench::{BENCH_EBN0_DB, GpuBenchOptions, bench_viterbi};
+pub use kernel::{DEFAULT_MIN_BLOCKS_GLOBAL_I8, compile_viterbi_kernel};
+
+use super::backend::{BackendOptions, Choice, select};
+use super::compile::kernel;
+use super::device::{DeviceInfo, context, cuda, info_of};
+use super::pipeline::{BatchSplit, Pipeline, PipelineOptions, SlotSize, par_unpack};
+use crate::codes::conv::{CpuViterbi, DepuncturedUnits, PuncturePattern, TileConfig, Trellis, ViterbiLlr, ViterbiMode};
+use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
+use crate::codes::error::{CodeError, CodeResult};
+use crate::codes::llr::Llr;
+use cudarc::driver::{CudaFunction, sys};
+use kernel::{Geometry, Input, Launch, Launcher, stage_units};
+use std::sync::Arc;
+
+/// Where the kernel keeps each tile's survivor decisions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SurvivorMemory {
+    /// Shared memory when it leaves room for at least eight warps per SM,
+    /// otherwise global memory.
+    #[default]
+    Auto,
+    /// Shared memory (the paper's choice).
+    Shared,
+    /// Global memory (L2-cached), for long tracebacks.
+    Global,
+}
+
+impl std::str::FromStr for SurvivorMemory {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> anyhow::Result<Self> {
+        match s.trim() {
+            "auto" => Ok(Self::Auto),
+            "shared" => Ok(Self::Shared),
+            "global" => Ok(Self::Global),
+            other => anyhow::bail!("survivor memory '{other}' is not one of auto, shared, global"),
+        }
+    }
+}
+
+/// The Viterbi kernel's own tuning, beside the [`PipelineOptions`] every GPU
+/// decoder shares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ViterbiTuning {
+    /// Where survivor decisions live.
+    pub survivors: SurvivorMemory,
+    /// Blocks per SM the kernel's register allocation must leave room for
+    /// (0: chosen here, see [`DEFAULT_MIN_BLOCKS_GLOBAL_I8`]). More blocks hide
+    /// more latency; too many spill registers.
+    pub min_blocks_per_sm: u32,
+}
+
+/// Tiles per batch, in multiples of what the device holds at once: enough that
+/// the last, partial wave costs little.
+const WAVES: usize = 4;
+
+/// Largest input one pipeline slot holds, bytes: a bound on what a user's
+/// batch size can make the decoder allocate (the default batch of i8 LLRs is
+/// about 170 MB, of f32 LLRs about 690 MB).
+pub const MAX_BATCH_BYTES: usize = 4 << 30;
+
+/// GPU Viterbi decoder over tiles, bit-exact with the CPU tiled model
+/// ([`CpuViterbi`] in [`ViterbiMode::Tiled`]).
+///
+/// A work unit is `group` consecutive tiles (as the
+/// [`Tiler`](crate::codes::conv::Tiler) cuts them); each GPU thread decodes one
+/// tile from the unit's LLRs in device memory, keeps its survivor decisions
+/// bit-packed in shared (or global) memory and traces back in the same kernel.
+/// Batches go through a pipeline of [`PipelineOptions::slots`] slots, so that
+/// copies overlap compute. With a puncturing pattern the units are those of a
+/// punctured tiler (the LLRs that were sent) and the kernel puts the erasures
+/// back as it loads, so that only the sent LLRs cross PCIe; its bits are then
+/// those of [`DepuncturedUnits`] around the CPU model.
+///
+/// Terminated frames are not decoded on the GPU: [`viterbi_decoder`] picks the
+/// CPU for them.
+///
+/// # Example
+/// ```no_run
+/// use gpufec::codes::conv::{ConvCode, TileConfig, Traceback, Trellis};
+/// use gpufec::codes::BatchDecoder;
+/// use gpufec::gpu::{GpuViterbi, PipelineOptions, ViterbiTuning};
+/// use std::sync::Arc;
+/// let t = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
+/// let tile = TileConfig::new(256, 20, 32, Traceback::Serial)?.with_group(64)?;
+/// let mut dec = GpuViterbi::<i8>::new(t, tile, None, &PipelineOptions::default(), ViterbiTuning::default())?;
+/// let llrs = vec![100i8; dec.shapes()[0].items * 4];     // the all-zero codeword
+/// let mut bits = Vec::new();
+/// dec.decode_all(&llrs, &mut bits)?;
+/// assert!(bits.iter().all(|&b| b == 0));
+/// # anyhow::Ok(())
+/// ```
+pub struct GpuViterbi<T: Llr> {
+    tile: TileConfig,
+    shape: [UnitShape; 1],
+    function: CudaFunction,
+    threads: u32,
+    smem: u32,
+    ring_global: bool,
+    resident_tiles: usize,
+    registers: i32,
+    /// Survivor rings in global memory live in the pipeline's first auxiliary buffer.
+    pipe: Pipeline<T, u32>,
+    /// Output: each tile's bits packed in `out_words` words.
+    out_words: usize,
+    pitch: usize,
+    batch_units: usize,
+    /// Units of each batch in flight.
+    units: std::collections::VecDeque<usize>,
+    device: DeviceInfo,
+    input: Input,
+}
+
+/// A CUDA failure as the decoder contract reports it; an input error found
+/// while staging keeps its own type.
+fn device_error(e: anyhow::Error) -> CodeError {
+    match e.downcast::<CodeError>() {
+        Ok(c) => c,
+        Err(e) => CodeError::Device(format!("{e:#}")),
+    }
+}
+
+impl<T: Llr> GpuViterbi<T> {
+    /// Build the decoder of `tile` units (punctured with `punctured`, or
+    /// whole) on the device `pipeline` names: compile the kernel for it and
+    /// allocate the pipeline.
+    pub fn new(trellis: Arc<Trellis>, tile: TileConfig, punctured: Option<&PuncturePattern>, pipeline: &PipelineOptions, tuning: ViterbiTuning) -> anyhow::Result<Self> {
+        pipeline.validate()?;
+        let input = Input::new(&trellis, &tile, punctured)?;
+        let ctx = context(pipeline.device)?;
+        ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
+        let device = info_of(&ctx)?;
+        let llr_bytes = size_of::<T>();
+        let geometry = Geometry::new(&trellis, &tile, llr_bytes, &input);
+        // What one SM offers a kernel's blocks (227 KiB on Hopper).
+        let smem_per_sm = device.smem_per_block_optin;
+        let ring_global = match tuning.survivors {
+            SurvivorMemory::Global => true,
+            SurvivorMemory::Shared => {
+                anyhow::ensure!(
+                    geometry.ring_bytes * 32 <= smem_per_sm,
+                    "a survivor ring of {} bytes per tile does not fit 32 tiles in the {} bytes of shared memory of an SM of {}; use global memory",
+                    geometry.ring_bytes,
+                    smem_per_sm,
+                    device.name
+                );
+                false
+            }
+            SurvivorMemory::Auto => geometry.ring_bytes * 256 > smem_per_sm,
+        };
+        let launch = Launch::new(ring_global, T::TYPE, tuning.min_blocks_per_sm);
+        let threads = launch.threads;
+        let smem = if ring_global { 0 } else { threads as usize * geometry.ring_bytes } as u32;
+        let defines = kernel::defines(&trellis, &tile, T::TYPE, launch, &geometry, &input);
+        let function = kernel(&ctx, "viterbi.cu", "viterbi_tiles", &defines)?;
+        if smem > 48 * 1024 {
+            function
+                .set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
+                .map_err(cuda("cuFuncSetAttribute"))?;
+        }
+        let blocks_per_sm =
+            function.occupancy_max_active_blocks_per_multiprocessor(threads, smem as usize, None).map_err(cuda("occupancy query"))?;
+        anyhow::ensure!(blocks_per_sm > 0, "the Viterbi kernel for this code and tile does not fit on {}", device.name);
+        let resident_tiles = blocks_per_sm as usize * threads as usize * device.sms as usize;
+        let registers = function.num_regs().map_err(cuda("cuFuncGetAttribute"))?;
+
+        let shape = UnitShape::exact(input.unit_llrs, tile.unit_bits());
+        // Units start on 16-byte boundaries so that the kernel's vector loads line up.
+        let pitch = (shape.items * llr_bytes).div_ceil(16) * 16 / llr_bytes;
+        let batch_units = match pipeline.batch_units {
+            0 => (WAVES * resident_tiles).div_ceil(tile.group).max(1),
+            n => n,
+        };
+        let in_bytes = batch_units.checked_mul(pitch * llr_bytes).filter(|&b| b <= MAX_BATCH_BYTES);
+        anyhow::ensure!(
+            in_bytes.is_some() && batch_units * tile.group <= u32::MAX as usize,
+            "a batch of {batch_units} work units of {} bytes exceeds the limit of {MAX_BATCH_BYTES} bytes per slot",
+            pitch * llr_bytes
+        );
+        let tiles = batch_units * tile.group;
+        let size = SlotSize {
+            in_items: batch_units * pitch,
+            dev_in_bytes: batch_units * pitch * llr_bytes + geometry.overread,
+            out_items: tiles * tile.f.div_ceil(32),
+            aux_bytes: if ring_global { vec![tiles.div_ceil(threads as usize) * threads as usize * geometry.ring_bytes] } else { Vec::new() },
+            status_words: 0,
+        };
+        let pipe = Pipeline::new(&ctx, pipeline, size)?;
+        Ok(Self {
+            tile,
+            shape: [shape],
+            function,
+            threads,
+            smem,
+            ring_global,
+            resident_tiles,
+            registers,
+            pipe,
+            out_words: tile.f.div_ceil(32),
+            pitch,
+            batch_units,
+            units: Default::default(),
+            device,
+            input,
+        })
+    }
+
+    /// Tiles the device runs at once (one per resident thread).
+    pub fn resident_tiles(&self) -> usize {
+        self.resident_tiles
+    }
+
+    /// Whether survivor decisions live in global memory.
+    pub fn ring_global(&self) -> bool {
+        self.ring_global
+    }
+
+    /// Time split of the batch collected last.
+    pub fn last_split(&self) -> BatchSplit {
+        self.pipe.last_split()
+    }
+
+    /// Mean kernel time in milliseconds of decoding `batch` (at most one
+    /// batch) already resident on the device, over `reps` launches. Needs
+    /// nothing in flight.
+    pub fn time_kernel(&mut self, batch: &Batch<'_, T>, reps: usize) -> anyhow::Result<f64> {
+        let units = check_batch(batch, &self.shape, self.limit())?;
+        let (pitch, unit_len) = (self.pitch, self.shape[0].items);
+        let launch = Launcher { f: &self.function, threads: self.threads, smem: self.smem, group: self.tile.group };
+        self.pipe.time_launches(units, pitch, |host, r| stage_units(host, batch, unit_len, pitch, r), reps, |s, slot| {
+            launch.run(s, slot, pitch * size_of::<T>(), units)
+        })
+    }
+}
+
+impl<T: Llr> BatchDecoder<T> for GpuViterbi<T> {
+    fn shapes(&self) -> &[UnitShape] {
+        &self.shape
+    }
+
+    fn limit(&self) -> BatchLimit {
+        BatchLimit { units: self.batch_units, items: self.batch_units * self.shape[0].items }
+    }
+
+    fn depth(&self) -> usize {
+        self.pipe.depth()
+    }
+
+    fn submit(&mut self, batch: &Batch<'_, T>) -> CodeResult<()> {
+        let units = check_batch(batch, &self.shape, self.limit())?;
+        let (pitch, unit_len) = (self.pitch, self.shape[0].items);
+        let launch = Launcher { f: &self.function, threads: self.threads, smem: self.smem, group: self.tile.group };
+        self.pipe
+            .submit(
+                units,
+                pitch,
+                |host, r| stage_units(host, batch, unit_len, pitch, r),
+                units * self.tile.group * self.out_words,
+                0,
+                |s, slot| launch.run(s, slot, pitch * size_of::<T>(), units),
+            )
+            .map_err(device_error)?;
+        self.units.push_back(units);
+        Ok(())
+    }
+
+    fn collect(&mut self, out: &mut Decoded) -> CodeResult<bool> {
+        let (f, words) = (self.tile.f, self.out_words);
+        let bits = &mut out.bits;
+        if !self.pipe.collect(|packed, _| {
+            par_unpack(bits, packed, f, words);
+            Ok(())
+        }).map_err(device_error)? {
+            return Ok(false);
+        }
+        let units = self.units.pop_front().unwrap_or_default();
+        let shape = self.shape[0];
+        out.reports.extend(std::iter::repeat_n(UnitReport { bits: shape.bits, iterations: 0, check: None, consumed: shape.items }, units));
+        Ok(true)
+    }
+
+    fn in_flight(&self) -> usize {
+        self.pipe.in_flight()
+    }
+
+    fn describe(&self) -> String {
+        let (major, minor) = self.device.compute_capability;
+        format!(
+            "gpu {} ({}, sm_{major}{minor}, {} LLRs{}, survivors in {} memory, {} regs, {} tiles resident, {} tiles/batch, {} slots, {} host threads)",
+            self.device.index,
+            self.device.name,
+            T::NAME,
+            if self.input.pattern.is_identity() { String::new() } else { format!(" punctured '{}', depunctured on load", self.input.pattern) },
+            if self.ring_global { "global" } else { "shared" },
+            self.registers,
+            self.resident_tiles,
+            self.batch_units * self.tile.group,
+            self.pipe.depth(),
+            self.pipe.host_threads(),
+        )
+    }
+}
+
+/// A Viterbi decoder of `mode` on the backend `options` asks for (through
+/// [`select`]: with `auto`, the GPU when one is usable, else the CPU with the
+/// reason). With `punctured`, the decoder takes the units of a punctured
+/// [`Tiler`](crate::codes::conv::Tiler) and puts the erasures back itself: the
+/// GPU kernel as it loads, the CPU through [`DepuncturedUnits`]. Terminated
+/// frames always decode on the CPU (`gpu` then fails, `auto` says why).
+///
+/// # Example
+/// ```
+/// use gpufec::codes::conv::{ConvCode, FrameConfig, Trellis, ViterbiMode};
+/// use gpufec::gpu::{Backend, BackendOptions, ViterbiTuning, viterbi_decoder};
+/// use std::sync::Arc;
+/// let t = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
+/// let mode = ViterbiMode::Frame(FrameConfig::new(100, true).unwrap());
+/// let options = BackendOptions { backend: Backend::Cpu, ..Default::default() };
+/// let (dec, choice) = viterbi_decoder::<f32>(t, mode, None, &options, ViterbiTuning::default()).unwrap();
+/// assert!(dec.describe().starts_with("cpu") && !choice.gpu);
+/// ```
+pub fn viterbi_decoder<T: ViterbiLlr>(
+    trellis: Arc<Trellis>,
+    mode: ViterbiMode,
+    punctured: Option<&PuncturePattern>,
+    options: &BackendOptions,
+    tuning: ViterbiTuning,
+) -> anyhow::Result<(Box<dyn BatchDecoder<T>>, Choice)> {
+    let tile = match (mode, punctured) {
+        (ViterbiMode::Frame(_), Some(_)) => {
+            anyhow::bail!("terminated frames take depunctured LLRs; put a Depuncture block before the decoder")
+        }
+        (ViterbiMode::Tiled(tile), _) => Some(tile),
+        (ViterbiMode::Frame(_), None) => None,
+    };
+    let gpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
+        let Some(tile) = tile else {
+            anyhow::bail!("the GPU Viterbi decoder decodes tiles of a stream; terminated frames are decoded on the CPU");
+        };
+        Ok(Box::new(GpuViterbi::<T>::new(trellis.clone(), tile, punctured, &options.pipeline, tuning)?))
+    };
+    let cpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
+        let plain = Box::new(CpuViterbi::<T>::new(trellis.clone(), mode, options.cpu_threads)?);
+        Ok(match (tile, punctured) {
+            (Some(tile), Some(p)) => Box::new(DepuncturedUnits::new(plain, tile, p.clone())?),
+            _ => plain,
+        })
+    };
+    select(options.backend, gpu, cpu)
+}
