@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Copied to bundle/run by scripts/gpu_bundle.sh; runs on the GPU machine, from
-# the repository root (tests read flowgraphs/). `gpufec info`, every GPU test,
-# the prebuilt flowgraph on the GPU (rate 1/2, and rate 3/4 depunctured by the
-# block and by the decoder), then the GPU benchmark (extra arguments go
-# to `gpufec bench viterbi --backend gpu`); logs under $OUT; summary table last.
+# the repository root (tests read flowgraphs/). `gpufec info` (with the
+# pipeline self-test), every GPU test, the prebuilt flowgraph on the GPU (rate
+# 1/2, and rate 3/4 depunctured by the block and by the decoder), then the GPU
+# benchmark (extra arguments go to `gpufec bench conv --backend gpu`; with a
+# baseline binary in the bundle: new, baseline, new). GPUFEC_STEPS picks the
+# steps (default "info tests flowgraph bench"). Logs under $OUT (or
+# /tmp/gpufec-out); summary table last.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-/tmp/gpufec-out}
+steps=${GPUFEC_STEPS:-info tests flowgraph bench}
 mkdir -p "$out"
 # NVRTC ships with the CUDA toolkit or its Python wheel; the loader must find it.
 nvrtc=$(find / -xdev \( -path /proc -o -path /sys \) -prune -o -name 'libnvrtc.so.13*' -print 2>/dev/null | head -1)
@@ -20,18 +24,29 @@ step() { # name command...
     rows+=("$(printf '| %-34s | %-9s | %5ds |' "$name" "$s" $((SECONDS - t0)))")
     tail -n 40 "$out/$name.log"
 }
-step info "$here/bin/gpufec" info
-for t in "$here"/tests/*; do
-    step "$(basename "$t")" "$t" --test-threads=1
-done
-step flowgraph "$here/bin/gpufec" run flowgraphs/viterbi_awgn.toml --backend gpu --set source.total=1e9
-# Rate 3/4 both ways of depuncturing (f = 252 starts every tile on the period).
-r34=(--set vars.rate=3/4 --set vars.ebn0_db=4.5 --set vars.tile=252,20,20 --set source.total=1e9)
-for at in block decoder; do
-    step "flowgraph-r34-$at" "$here/bin/gpufec" run flowgraphs/viterbi_awgn.toml --backend gpu "${r34[@]}" --set vars.depuncture=$at
-done
-step bench "$here/bin/gpufec" bench viterbi --backend gpu "$@"
-cp "$out/bench.log" "$out/bench.md" 2>/dev/null
+want() { [[ " $steps " == *" $1 "* ]]; }
+want info && step info "$here/bin/gpufec" info
+if want tests; then
+    for t in "$here"/tests/*; do
+        step "$(basename "$t")" "$t" --test-threads=4
+    done
+fi
+if want flowgraph; then
+    step flowgraph "$here/bin/gpufec" run flowgraphs/viterbi_awgn.toml --backend gpu --set source.total=1e9
+    # Rate 3/4 both ways of depuncturing (f = 252 starts every tile on the period).
+    r34=(--set vars.rate=3/4 --set vars.ebn0_db=4.5 --set vars.tile=252,20,20 --set source.total=1e9)
+    for at in block decoder; do
+        step "flowgraph-r34-$at" "$here/bin/gpufec" run flowgraphs/viterbi_awgn.toml --backend gpu "${r34[@]}" --set vars.depuncture=$at
+    done
+fi
+if want bench; then
+    step bench "$here/bin/gpufec" bench conv --backend gpu "$@"
+    if [ -x "$here/bin/gpufec-baseline" ]; then
+        step bench-baseline "$here/bin/gpufec-baseline" bench viterbi --backend gpu "$@"
+        step bench-again "$here/bin/gpufec" bench conv --backend gpu "$@"
+    fi
+    cp "$out/bench.log" "$out/bench.md" 2>/dev/null
+fi
 echo
 echo "| step                               | result    |  time |"
 echo "|------------------------------------|-----------|-------|"

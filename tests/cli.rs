@@ -145,3 +145,98 @@ fn info_and_bench_run() {
     fails(&["bench", "viterbi", "--mode", "terminated", "--tile", "64,8,8"], &["--tile"]);
     fails(&["bench", "viterbi", "--tile", "64,8"], &["--tile", "64,8"]);
 }
+
+/// What a new user tried that once crashed, hung or lied: each is now one
+/// clear error naming the option or field, or works as written.
+#[test]
+fn hostile_inputs_get_clear_errors() {
+    fails(&["bench", "conv", "--seconds", "1e30", "--bits", "1e4"], &["--seconds", "3600"]);
+    fails(&["bench", "conv", "--seconds", "-1"], &["--seconds"]);
+    fails(&["bench", "conv", "--bits", "1e12"], &["--bits 1000000000000", "at most 268435456"]);
+    fails(&["bench", "conv", "--threads", "1e7", "--bits", "1e4"], &["--threads 10000000", "1..=1024"]);
+    fails(&["bench", "conv", "--slots", "1e3", "--bits", "1e4"], &["--slots 1000", "1..=16"]);
+    fails(&["ber", "conv", "--ebn0", "4", "--group", "1e7"], &["--group", "exceeds the limit"]);
+    // Counts as people write them are accepted everywhere.
+    let out = ok(&["ber", "conv", "--ebn0", "4", "--seed", "1e7", "--max-bits", "2e4", "--backend", "cpu"]);
+    assert!(out.contains("20000 bits"), "{out}");
+    // A file that never ends is refused at its size limit, not read into memory.
+    fails(&["run", "/dev/zero"], &["/dev/zero", "longer than 1048576 bytes"]);
+    // Sizes in a flowgraph file are checked against their limits, and errors
+    // name the field at fault.
+    fails(&["run", SHIPPED, "--set", "framer.n=1e9"], &["block 'framer'", "field 'n'", "outside 2..=4"]);
+    fails(&["run", SHIPPED, "--set", "decoder.threads=5000"], &["block 'decoder'", "field 'threads'", "outside 0..=1024"]);
+    fails(&["run", SHIPPED, "--set", "decoder.gpu_slots=0"], &["field 'gpu_slots'", "outside 1..=16"]);
+    fails(&["run", SHIPPED, "--set", "decoder.max_latency_ms=1e12"], &["field 'max_latency_ms'"]);
+    fails(&["run", SHIPPED, "--set", "decoder.group=1e9"], &["field 'group'", "exceeds the limit"]);
+    let terminated = ["--set", "decoder.mode=terminated", "--set", "decoder.frame=100", "--set", "vars.rate=3/4", "--set", "vars.depuncture=decoder"];
+    fails(&[&["run", SHIPPED][..], &terminated].concat(), &["block 'decoder'", "field 'depuncture'", "terminated frames"]);
+    // A pattern with more rows than the code has outputs.
+    let pattern_only = temp_file("pattern.toml", &std::fs::read_to_string(SHIPPED).unwrap().replace("[blocks.puncture]\ntype = \"Puncture\"\nrate = \"$rate\"", "[blocks.puncture]\ntype = \"Puncture\"\npattern = \"110,101,011\""));
+    fails(&["run", &pattern_only], &["block 'puncture'", "field 'pattern'", "3 rows but the code has 2 outputs"]);
+    // A BER sink told to count nothing reports no BER of 0.
+    fails(&["run", SHIPPED, "--set", "ber.max_bits=0"], &["block 'ber'", "field 'max_bits'", "count nothing"]);
+    fails(&["run", SHIPPED, "--set", "ber.max_errors=0"], &["block 'ber'", "field 'max_errors'"]);
+}
+
+#[test]
+fn negative_eb_n0_lower_rates_and_exact_stops() {
+    let json = temp_file("low.json", "");
+    let out = ok(&["ber", "conv", "--ebn0", "-4", "--max-bits", "3e4", "--max-errors", "1e9", "--backend", "cpu", "--json", &json]);
+    assert!(out.contains("Eb/N0  -4.00 dB: 30000 bits"), "{out}");
+    // At 0 dB errors come fast: the point ends with the frame of the 100th error.
+    let out = ok(&["ber", "conv", "--ebn0", "0", "--max-errors", "100", "--max-bits", "1e8", "--backend", "cpu", "--json", &json]);
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let p = &v["points"][0];
+    let (errors, bits) = (p["bit_errors"].as_u64().unwrap(), p["bits"].as_u64().unwrap());
+    assert!((100..100 + 256).contains(&errors), "{out}");
+    assert_eq!(bits % 256, 0, "a point that stops at max_errors ends on a frame: {out}");
+    assert_eq!(p["ended"], "max_errors");
+    for (rate, polys, n) in [("1/3", "133,171,165", 3), ("1/4", "133,171,145,133", 4)] {
+        let out = ok(&["ber", "conv", "--rate", rate, "--ebn0", "2", "--max-bits", "2e4", "--backend", "cpu", "--json", &json]);
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!((v["rate"].as_str(), v["polys"].as_str()), (Some(rate), Some(polys)), "{out}");
+        assert!(v["points"][0]["bits"].as_u64() == Some(20_000), "rate {rate}, n = {n}: {out}");
+    }
+    fails(&["ber", "conv", "--rate", "1/3", "--polys", "171,133", "--ebn0", "2"], &["--rate 1/3", "3 rows", "2 outputs"]);
+    // A family's options are its own: conv does not take a turbo option.
+    rejected(&["ber", "conv", "--ebn0", "2", "--iterations", "8"], "--iterations");
+}
+
+/// Start `args`, send it SIGINT once it has had `after` to get going, and
+/// return its exit status and output.
+fn interrupted(args: &[&str], after: std::time::Duration) -> Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_gpufec"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("gpufec starts");
+    std::thread::sleep(after);
+    let killed = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill runs");
+    assert!(killed.success());
+    child.wait_with_output().expect("gpufec ends")
+}
+
+#[test]
+fn ctrl_c_ends_ber_and_run_with_what_was_counted() {
+    let json = temp_file("interrupted.json", "");
+    let o = interrupted(
+        &["ber", "conv", "--ebn0", "3,4", "--max-bits", "1e12", "--max-errors", "1e12", "--backend", "cpu", "--json", &json],
+        std::time::Duration::from_millis(2500),
+    );
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(130), "{out}\n{}", String::from_utf8_lossy(&o.stderr));
+    let line = out.lines().find(|l| l.starts_with("Eb/N0")).unwrap_or_default();
+    assert!(line.contains("(interrupted)") && !line.contains(" 0 bits"), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 1, "the curve stops at the interrupted point");
+    assert_eq!(points[0]["ended"], "interrupted");
+    assert!(points[0]["bits"].as_u64().unwrap() > 0);
+
+    let o = interrupted(&["run", SHIPPED, "--backend", "cpu", "--set", "source.total=1e12"], std::time::Duration::from_millis(3000));
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(130), "{out}\n{}", String::from_utf8_lossy(&o.stderr));
+    let summary = out.lines().find(|l| l.starts_with("summary:")).unwrap_or_default();
+    assert!(summary.contains("(interrupted)") && !summary.contains("bits 0,"), "{out}");
+}

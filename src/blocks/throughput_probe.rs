@@ -17,9 +17,9 @@ pub struct Throughput {
 }
 
 impl Throughput {
-    /// Items per second (0 before any time has passed).
+    /// Items per second; NaN before any item passed (no rate from nothing).
     pub fn per_second(&self) -> f64 {
-        if self.seconds > 0.0 { self.items as f64 / self.seconds } else { 0.0 }
+        if self.seconds > 0.0 && self.items > 0 { self.items as f64 / self.seconds } else { f64::NAN }
     }
 }
 

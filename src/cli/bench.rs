@@ -26,7 +26,7 @@ pub struct BenchArgs {
     #[arg(long, value_parser = parse_count)]
     pub bits: Option<u64>,
     /// Seconds of repetitions per row (at most 3600); the fastest of at least three counts.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
     pub seconds: f64,
     /// CPU threads (1..=1024); without it, one thread and all cores are measured.
     #[arg(long, value_parser = count_usize)]
@@ -187,7 +187,12 @@ pub fn machine() -> String {
 
 /// The CPU's model name as Linux reports it.
 pub fn cpu_model() -> String {
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    use std::io::Read;
+    // A bounded read, as for every file: the first model line is near the top.
+    let mut cpuinfo = String::new();
+    if let Ok(f) = std::fs::File::open("/proc/cpuinfo") {
+        let _ = f.take(1 << 20).read_to_string(&mut cpuinfo);
+    }
     let model = cpuinfo.lines().find_map(|l| l.strip_prefix("model name").and_then(|r| r.split(':').nth(1)));
     model.map_or_else(|| "unknown CPU".to_string(), |m| m.trim().to_string())
 }

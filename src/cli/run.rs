@@ -57,7 +57,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<bool> {
 
 fn print_summary(summary: &Summary) {
     for (name, t) in &summary.throughput {
-        println!("probe '{name}': {} bits in {:.3} s, {:.2} Mb/s", t.items, t.seconds, t.per_second() / 1e6);
+        println!("probe '{name}': {} bits in {:.3} s, {} Mb/s", t.items, t.seconds, mbps(t.per_second()));
     }
     for (name, c) in &summary.ber {
         println!("ber '{name}': {}", counts_text(c.bits, c.bit_errors, c.frames, c.frame_errors));
@@ -74,7 +74,7 @@ fn print_summary(summary: &Summary) {
         println!("{line}");
     }
     let counts = summary.ber.first().map(|(_, c)| *c).unwrap_or_default();
-    let rate = summary.throughput.first().map(|(_, t)| format!("{:.2} Mb/s", t.per_second() / 1e6));
+    let rate = summary.throughput.first().map(|(_, t)| format!("{} Mb/s", mbps(t.per_second())));
     let backends: Vec<String> = summary.decoders.iter().map(|d| d.to_string()).collect();
     let ended = if summary.interrupted {
         " (interrupted)"
@@ -95,13 +95,18 @@ fn print_summary(summary: &Summary) {
     );
 }
 
+/// Items per second as Mb/s, or `n/a` before any passed.
+fn mbps(per_second: f64) -> String {
+    if per_second.is_finite() { format!("{:.2}", per_second / 1e6) } else { "n/a".into() }
+}
+
 fn progress_line(p: &Progress) -> String {
     let mut line = format!("{:7.1} s", p.elapsed.as_secs_f64());
     if let Some(c) = p.ber {
         line += &format!("  bits {}  errors {}  BER {}  FER {}", c.bits, c.bit_errors, sci(c.ber()), sci(c.fer()));
     }
     if let Some(t) = p.throughput {
-        line += &format!("  {:.2} Mb/s", t.per_second() / 1e6);
+        line += &format!("  {} Mb/s", mbps(t.per_second()));
     }
     line
 }

@@ -95,8 +95,9 @@ impl Point {
         self.frame_errors - self.detected
     }
 
-    /// Mean decoder iterations per unit; NaN for a decoder that does not iterate.
+    /// Mean decoder iterations per unit; NaN for a decoder that does not
+    /// iterate (it reports 0 iterations).
     pub fn mean_iterations(&self) -> f64 {
-        rate(self.iterations, self.units)
+        if self.iterations == 0 { f64::NAN } else { rate(self.iterations, self.units) }
     }
 }

@@ -6,7 +6,7 @@ use super::super::params::{Args, Literal, Param, ParamType};
 use super::groups::{BACKEND, DECODER_BLOCK, LLR, backend_options, build_decoder, decoder_options, decoder_ports, llr_type, same_llr_in_out};
 use super::{Kind, StreamType, io};
 use crate::blocks::{ConvEncoder, Depuncture, Framer, Puncture, Reporting, ViterbiDecoder};
-use crate::codes::conv::{self, ConvCode, EncoderMode, FrameConfig, MAX_K, MAX_N, MIN_K, PuncturePattern, TileConfig, Tiler, Trellis, ViterbiLlr, ViterbiMode};
+use crate::codes::conv::{self, ConvCode, EncoderMode, FrameConfig, MAX_K, MAX_N, MIN_K, PuncturePattern, TileConfig, TileField, Tiler, Trellis, ViterbiLlr, ViterbiMode};
 use crate::codes::framing::{BlockCutter, Cutter, MAX_UNIT_ITEMS};
 use crate::codes::llr::Llr;
 use crate::gpu::{ViterbiTuning, viterbi_decoder};
@@ -84,7 +84,7 @@ pub(super) const KINDS: &[Kind] = &[
         add: |a, asm| {
             fn add<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockId> {
                 let cutter: Box<dyn Cutter<T>> = if a.text("units")? == "tiles" {
-                    tiler(a, tile(a, conv::Traceback::Serial)?, n(a)?)?
+                    tiler(a, tile(a)?, n(a)?)?
                 } else {
                     let llrs = a.count_opt("block_llrs")?.ok_or_else(|| a.invalid("block_llrs", "is required when units = \"blocks\""))?;
                     let llrs = a.size_in("block_llrs", 1..=MAX_UNIT_ITEMS).map(|_| llrs as usize)?;
@@ -212,10 +212,21 @@ fn punctured(a: &Args, role: &str, n: usize) -> anyhow::Result<Option<PuncturePa
     Ok((at == role).then_some(p))
 }
 
-fn tile(a: &Args, traceback: conv::Traceback) -> anyhow::Result<TileConfig> {
-    let t = a.about("tile", TileConfig::parse(a.text("tile")?, conv::Traceback::Serial))?;
-    let t = a.about("traceback", TileConfig::new(t.f, t.v1, t.v2, traceback))?;
-    a.about("group", t.with_group(a.size("group")?))
+/// The tile geometry of the `tile`, `group` and (when the kind has it)
+/// `traceback` fields; an error names the field at fault.
+fn tile(a: &Args) -> anyhow::Result<TileConfig> {
+    let traceback = if a.has("traceback") { a.text("traceback")? } else { "serial" };
+    let group = a.size("group")?;
+    TileConfig::from_text(a.text("tile")?, traceback, group).map_err(|(field, e)| {
+        a.invalid(
+            match field {
+                TileField::Tile => "tile",
+                TileField::Traceback => "traceback",
+                TileField::Group => "group",
+            },
+            e,
+        )
+    })
 }
 
 /// The tiler of a stream of `n` LLRs per stage, punctured when the decoder
@@ -241,10 +252,9 @@ fn add_viterbi<T: ViterbiLlr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Bl
     let trellis = trellis(a)?;
     let n = trellis.n();
     let frame = frame(a)?;
-    let traceback = a.about("traceback", conv::Traceback::parse(a.text("traceback")?))?;
     let mode = match frame {
         Some(f) => ViterbiMode::Frame(f),
-        None => ViterbiMode::Tiled(tile(a, traceback)?),
+        None => ViterbiMode::Tiled(tile(a)?),
     };
     if frame.is_some() && a.text("depuncture")? != "block" && !pattern(a)?.is_identity() {
         return Err(a.invalid("depuncture", "terminated frames take depunctured LLRs; use depuncture = \"block\""));

@@ -7,7 +7,7 @@ use crate::codes::decode::Batch;
 use crate::codes::error::CodeError;
 use crate::codes::llr::{Llr, LlrType, all_finite, check_finite};
 use crate::gpu::device::cuda;
-use crate::gpu::pipeline::{SlotBuffers, par_chunks};
+use crate::gpu::pipeline::{SlotBuffers, par_chunks, par_units};
 use crate::gpu::stream_copy::stream_copy;
 use cudarc::driver::{CudaFunction, result, sys};
 use rayon::prelude::*;
@@ -167,8 +167,20 @@ pub(super) fn stage_units<T: Llr>(host: &mut [T], batch: &Batch<'_, T>, unit_len
         }
     };
     match batch.uniform_len() {
-        Some(_) if pitch == unit_len => par_chunks(host, &batch.items()[range.start * unit_len..range.end * unit_len], copy),
-        _ => host[..range.len() * pitch]
+        Some(_) => {
+            let items = &batch.items()[range.start * unit_len..range.end * unit_len];
+            if pitch == unit_len {
+                par_chunks(host, items, copy);
+            } else {
+                par_units(host, pitch, items, unit_len, |dst, src| {
+                    for (d, c) in dst.chunks_mut(pitch).zip(src.chunks(unit_len)) {
+                        copy(&mut d[..unit_len], c);
+                    }
+                });
+            }
+        }
+        // Units that lie apart in the batch's buffer: one by one.
+        None => host[..range.len() * pitch]
             .par_chunks_mut(pitch)
             .with_min_len((1 << 20) / (pitch * size_of::<T>()).max(1))
             .enumerate()
