@@ -4,9 +4,11 @@
 # pipeline self-test), every GPU test, the prebuilt flowgraph on the GPU (rate
 # 1/2, and rate 3/4 depunctured by the block and by the decoder), then the GPU
 # benchmark (extra arguments go to `gpufec bench conv --backend gpu`; with a
-# baseline binary in the bundle: new, baseline, new). GPUFEC_STEPS picks the
-# steps (default "info tests flowgraph bench"). Logs under $OUT (or
-# /tmp/gpufec-out); summary table last.
+# baseline binary in the bundle: new, baseline, new). The step "compare"
+# (with a baseline) times a few single configurations end to end through the
+# decoder contract, baseline and new alternately, three times each.
+# GPUFEC_STEPS picks the steps (default "info tests flowgraph bench"). Logs
+# under $OUT (or /tmp/gpufec-out); summary table last.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-/tmp/gpufec-out}
@@ -46,6 +48,20 @@ if want bench; then
         step bench-again "$here/bin/gpufec" bench conv --backend gpu "$@"
     fi
     cp "$out/bench.log" "$out/bench.md" 2>/dev/null
+fi
+if want compare && [ -x "$here/bin/gpufec-baseline" ]; then
+    compare() {
+        for round in 1 2 3; do
+            for who in baseline new; do
+                if [ $who = baseline ]; then bin=("$here/bin/gpufec-baseline" bench viterbi); else bin=("$here/bin/gpufec" bench conv); fi
+                "${bin[@]}" --backend gpu --bits 268435456 --seconds 2 "$@" | grep -E '^tiled' | sed "s/^/$who $round: /"
+            done
+        done
+    }
+    step compare-serial-i8 compare --tile 256,20,20 --traceback serial --llr i8
+    step compare-parallel30-i8 compare --tile 256,20,30 --traceback parallel:32 --llr i8
+    step compare-parallel45-i8 compare --tile 256,20,45 --traceback parallel:32 --llr i8
+    step compare-serial-f32 compare --tile 256,20,20 --traceback serial --llr f32
 fi
 echo
 echo "| step                               | result    |  time |"

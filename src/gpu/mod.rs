@@ -6,7 +6,7 @@
 //! What every family shares: [`select`] (the one choice between GPU and CPU,
 //! with the reason), [`PipelineOptions`] and the pipeline with its per-slot
 //! buffers, the process's host thread pool, run-time compilation with a disk
-//! cache, and the benchmarks of [`bench`]. What a family adds: its launcher
+//! cache, and the benchmarks of [`mod@bench`]. What a family adds: its launcher
 //! module (`viterbi`).
 
 mod backend;

@@ -97,7 +97,7 @@ impl GaussianNoise {
         run_best(self.key, first, out, Op::Fill);
     }
 
-    /// samples[j] += sigma · z(first + j)
+    /// `samples[j] += sigma · z(first + j)`
     ///
     /// Computed as exactly `*s = *s + sigma * z` in f32, so that any other
     /// implementation doing the same gets the same bits.
