@@ -156,6 +156,14 @@ fn hostile_inputs_get_clear_errors() {
     fails(&["bench", "conv", "--threads", "1e7", "--bits", "1e4"], &["--threads 10000000", "1..=1024"]);
     fails(&["bench", "conv", "--slots", "1e3", "--bits", "1e4"], &["--slots 1000", "1..=16"]);
     fails(&["ber", "conv", "--ebn0", "4", "--group", "1e7"], &["--group", "exceeds the limit"]);
+    // Sizes whose sum or count would wrap around are refused, not wrapped.
+    fails(&["ber", "conv", "--ebn0", "3", "--tile", "1,18446744073709551615,1"], &["--tile", "exceeds the limit of 65536"]);
+    rejected(&["ber", "conv", "--ebn0", "0:1e-300:1"], "at most 1000");
+    // Every point is checked before the first runs; options that do not apply are refused.
+    fails(&["ber", "conv", "--ebn0", "3,100", "--max-bits", "1e4"], &["--ebn0", "100 dB is outside"]);
+    fails(&["ber", "conv", "--ebn0", "3", "--k", "3"], &["--k 3", "--polys"]);
+    fails(&["ber", "conv", "--ebn0", "3", "--mode", "terminated", "--group", "5"], &["--group", "not to --mode terminated"]);
+    fails(&["bench", "conv", "--backend", "cpu", "--slots", "4", "--bits", "1e4"], &["--slots", "the GPU"]);
     // Counts as people write them are accepted everywhere.
     let out = ok(&["ber", "conv", "--ebn0", "4", "--seed", "1e7", "--max-bits", "2e4", "--backend", "cpu"]);
     assert!(out.contains("20000 bits"), "{out}");

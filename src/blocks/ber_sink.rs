@@ -1,7 +1,7 @@
 //! Bit and frame error counting sink.
 
 use super::{FirstError, Reporting};
-use crate::codes::sim::{StopRule, Tally};
+use crate::codes::sim::{Point, StopRule, Tally};
 use futuresdr::runtime::dev::prelude::*;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -14,6 +14,20 @@ pub struct BerStop {
     pub max_bits: Option<u64>,
     /// Stop once this many bit errors are counted.
     pub max_errors: Option<u64>,
+}
+
+impl BerStop {
+    /// Check that each limit given can be reached after counting something;
+    /// an error names the limit at fault (`max_bits`, `max_errors`).
+    pub fn validate(&self) -> Result<(), (&'static str, &'static str)> {
+        if self.max_bits == Some(0) {
+            return Err(("max_bits", "0 would count nothing; give at least 1 or leave it out"));
+        }
+        if self.max_errors == Some(0) {
+            return Err(("max_errors", "0 would stop before the first bit; give at least 1 or leave it out"));
+        }
+        Ok(())
+    }
 }
 
 /// Bit and frame counts.
@@ -32,12 +46,18 @@ pub struct BerCounts {
 impl BerCounts {
     /// Bit error rate; NaN when nothing was compared (no result from nothing).
     pub fn ber(&self) -> f64 {
-        if self.bits == 0 { f64::NAN } else { self.bit_errors as f64 / self.bits as f64 }
+        Point::from(*self).ber()
     }
 
     /// Frame error rate; NaN when nothing was compared.
     pub fn fer(&self) -> f64 {
-        if self.frames == 0 { f64::NAN } else { self.frame_errors as f64 / self.frames as f64 }
+        Point::from(*self).fer()
+    }
+}
+
+impl From<BerCounts> for Point {
+    fn from(c: BerCounts) -> Point {
+        Point { bits: c.bits, bit_errors: c.bit_errors, frames: c.frames, frame_errors: c.frame_errors, ..Point::default() }
     }
 }
 
@@ -123,8 +143,7 @@ impl BerSink {
     /// `stop` says (a limit of 0 counts nothing, and is refused).
     pub fn new(frame_bits: usize, stop: BerStop) -> anyhow::Result<Self> {
         anyhow::ensure!(frame_bits > 0, "a frame of 0 bits; frame_bits must be at least 1");
-        anyhow::ensure!(stop.max_bits != Some(0), "max_bits = 0 would count nothing; give at least 1 or leave it out");
-        anyhow::ensure!(stop.max_errors != Some(0), "max_errors = 0 would stop before the first bit; give at least 1 or leave it out");
+        stop.validate().map_err(|(field, why)| anyhow::anyhow!("{field} = {why}"))?;
         let rule = StopRule { max_bits: stop.max_bits.unwrap_or(u64::MAX), max_errors: stop.max_errors.unwrap_or(u64::MAX) };
         Ok(Self {
             tally: Tally::new(0.0, frame_bits).stopping(rule),

@@ -34,9 +34,9 @@ pub struct BenchArgs {
     /// On a GPU, skip the paper's Table IV and V grids (they take a minute or two).
     #[arg(long)]
     pub no_tables: bool,
-    /// On a GPU, pipeline slots (batches in flight) for the end-to-end figures, 1..=16.
-    #[arg(long, default_value = "2", value_parser = count_usize)]
-    pub slots: usize,
+    /// On a GPU, pipeline slots (batches in flight), 1..=16 (default 2).
+    #[arg(long, value_parser = count_usize)]
+    pub slots: Option<usize>,
 }
 
 /// LLR types a bench measures.
@@ -74,6 +74,8 @@ pub struct Run {
     pub bits: u64,
     /// Time per row.
     pub budget: Duration,
+    /// GPU pipeline slots.
+    pub slots: usize,
 }
 
 impl BenchArgs {
@@ -90,10 +92,14 @@ impl BenchArgs {
         if let Some(t) = self.threads {
             anyhow::ensure!((1..=MAX_THREADS).contains(&t), "--threads {t}: give 1..={MAX_THREADS}, or leave it out for 1 and all cores");
         }
-        anyhow::ensure!((1..=MAX_SLOTS).contains(&self.slots), "--slots {}: give 1..={MAX_SLOTS}", self.slots);
+        let slots = self.slots.unwrap_or(2);
+        anyhow::ensure!((1..=MAX_SLOTS).contains(&slots), "--slots {slots}: give 1..={MAX_SLOTS}");
         let ((), choice) = select(self.backend, crate::gpu::available, || Ok(())).map_err(|e| anyhow::anyhow!("--backend gpu: {e:#}"))?;
         if let Some(why) = &choice.why_not_gpu {
             println!("backend auto: no GPU ({why}); measuring the CPU");
+        }
+        if !choice.gpu {
+            anyhow::ensure!(self.slots.is_none() && !self.no_tables, "--slots and --no-tables apply to the GPU, which this run does not use");
         }
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let threads = match (choice.gpu, self.threads) {
@@ -108,6 +114,7 @@ impl BenchArgs {
             threads,
             bits: self.bits.unwrap_or(if choice.gpu { 1 << 26 } else { 1 << 20 }),
             budget: Duration::from_secs_f64(self.seconds),
+            slots,
         })
     }
 }

@@ -11,7 +11,7 @@ use crate::codes::conv::{
 use crate::codes::decode::Batch;
 use crate::codes::llr::LlrType;
 use crate::codes::sim::Link;
-use crate::gpu::{Backend, BackendOptions, BENCH_EBN0_DB, GpuBenchOptions, ViterbiTuning, viterbi_decoder};
+use crate::gpu::{BENCH_EBN0_DB, Backend, BackendOptions, GpuBenchOptions, PipelineOptions, ViterbiTuning, viterbi_decoder};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use serde_json::{Map, Value, json};
@@ -50,16 +50,21 @@ pub struct DecoderArgs {
     /// Information bits per frame (terminated: default 1024; streaming: the FER frame, default f).
     #[arg(long, value_parser = count_usize)]
     pub frame: Option<usize>,
-    /// Tile f,v1,v2 in trellis stages.
-    #[arg(long, default_value = "256,20,20")]
-    pub tile: String,
-    /// Tiles per work unit.
-    #[arg(long, default_value = "64", value_parser = count_usize)]
-    pub group: usize,
-    /// serial, or parallel:F0 (subframes of F0 stages).
-    #[arg(long, default_value = "serial")]
-    pub traceback: String,
+    /// Tile f,v1,v2 in trellis stages (streaming; default 256,20,20).
+    #[arg(long)]
+    pub tile: Option<String>,
+    /// Tiles per work unit (streaming; default 64).
+    #[arg(long, value_parser = count_usize)]
+    pub group: Option<usize>,
+    /// serial, or parallel:F0 (subframes of F0 stages) (streaming; default serial).
+    #[arg(long)]
+    pub traceback: Option<String>,
 }
+
+/// Tiles unless told otherwise.
+const DEFAULT_TILE: &str = "256,20,20";
+/// Tiles per work unit unless told otherwise.
+const DEFAULT_GROUP: usize = 64;
 
 /// `gpufec ber conv`.
 #[derive(Args, Debug)]
@@ -93,20 +98,19 @@ fn code(a: &CodeArgs) -> anyhow::Result<(Arc<Trellis>, PuncturePattern)> {
     let puncture = PuncturePattern::standard(&a.rate).context("--rate")?;
     let code = match &a.polys {
         Some(p) => ConvCode::from_octal(a.k, &p.split(',').collect::<Vec<_>>()).context("--k/--polys")?,
-        None => {
-            let standard = ConvCode::k7_standard(puncture.n()).context("--rate")?;
-            let polys: Vec<String> = standard.polys().iter().map(|p| format!("{p:o}")).collect();
-            ConvCode::from_octal(a.k, &polys).context("--k/--polys")?
-        }
+        None if a.k == 7 => ConvCode::k7_standard(puncture.n()).context("--rate")?,
+        None => anyhow::bail!("--k {}: give the generators of a K={} code with --polys (the defaults are K=7 codes)", a.k, a.k),
     };
     let trellis = Arc::new(Trellis::new(&code));
     puncture.check_fits(trellis.n()).with_context(|| format!("--rate {} with --polys {}", a.rate, code.polys_octal()))?;
     Ok((trellis, puncture))
 }
 
-/// The tile geometry from the options; an error names its option.
+/// The tile geometry from the options (their defaults where absent); an
+/// error names its option.
 fn tile(d: &DecoderArgs) -> anyhow::Result<TileConfig> {
-    TileConfig::from_text(&d.tile, &d.traceback, d.group).map_err(|(field, e)| {
+    let (tile, traceback) = (d.tile.as_deref().unwrap_or(DEFAULT_TILE), d.traceback.as_deref().unwrap_or("serial"));
+    TileConfig::from_text(tile, traceback, d.group.unwrap_or(DEFAULT_GROUP)).map_err(|(field, e)| {
         let flag = match field {
             TileField::Tile => "--tile",
             TileField::Traceback => "--traceback",
@@ -118,13 +122,17 @@ fn tile(d: &DecoderArgs) -> anyhow::Result<TileConfig> {
 
 /// The decoder's mode and the counted frame.
 fn mode(d: &DecoderArgs) -> anyhow::Result<(ViterbiMode, usize)> {
-    let tile = tile(d)?;
     match d.mode {
         ModeArg::Terminated => {
+            anyhow::ensure!(
+                d.tile.is_none() && d.group.is_none() && d.traceback.is_none(),
+                "--tile, --group and --traceback apply to tiles, not to --mode terminated"
+            );
             let f = FrameConfig::new(d.frame.unwrap_or(DEFAULT_FRAME), true).context("--frame")?;
             Ok((ViterbiMode::Frame(f), f.frame))
         }
         ModeArg::Streaming => {
+            let tile = tile(d)?;
             anyhow::ensure!(d.frame != Some(0), "--frame: a frame of 0 bits; it must be at least 1");
             Ok((ViterbiMode::Tiled(tile), d.frame.unwrap_or(tile.f)))
         }
@@ -152,6 +160,9 @@ struct Described<L> {
 impl<L: Link> Link for Described<L> {
     fn start(&mut self, x: f64, seed: u64) -> crate::codes::CodeResult<()> {
         self.link.start(x, seed)
+    }
+    fn check(&self, x: f64) -> crate::codes::CodeResult<()> {
+        self.link.check(x)
     }
     fn frame_bits(&self) -> usize {
         self.link.frame_bits()
@@ -212,9 +223,9 @@ pub struct BenchConvArgs {
     /// Information bits per terminated frame.
     #[arg(long, value_parser = count_usize)]
     frame: Option<usize>,
-    /// Tiles per work unit.
-    #[arg(long, default_value = "64", value_parser = count_usize)]
-    group: usize,
+    /// Tiles per work unit (default 64).
+    #[arg(long, value_parser = count_usize)]
+    group: Option<usize>,
 }
 
 /// Information bits per terminated frame of the standard bench setups.
@@ -256,20 +267,17 @@ fn bench_setups(a: &BenchConvArgs) -> anyhow::Result<Vec<Setup>> {
     let terminated = a.mode == Some(ModeArg::Terminated);
     anyhow::ensure!(a.frame.is_none() || terminated, "--frame applies to --mode terminated only");
     if terminated {
-        anyhow::ensure!(a.tile.is_none() && a.traceback.is_none(), "--tile and --traceback apply to tiles, not to --mode terminated");
+        anyhow::ensure!(
+            a.tile.is_none() && a.traceback.is_none() && a.group.is_none(),
+            "--tile, --group and --traceback apply to tiles, not to --mode terminated"
+        );
         let frame = FrameConfig::new(a.frame.unwrap_or(BENCH_FRAME_BITS), true).context("--frame")?;
         return Ok(vec![Setup::new(ViterbiMode::Frame(frame))]);
     }
     if a.tile.is_none() && a.traceback.is_none() && a.mode.is_none() {
-        return standard_setups(a.group);
+        return standard_setups(a.group.unwrap_or(DEFAULT_GROUP));
     }
-    let d = DecoderArgs {
-        mode: ModeArg::Streaming,
-        frame: None,
-        tile: a.tile.clone().unwrap_or_else(|| "256,20,20".into()),
-        group: a.group,
-        traceback: a.traceback.clone().unwrap_or_else(|| "serial".into()),
-    };
+    let d = DecoderArgs { mode: ModeArg::Streaming, frame: None, tile: a.tile.clone(), group: a.group, traceback: a.traceback.clone() };
     Ok(vec![Setup::new(ViterbiMode::Tiled(tile(&d)?))])
 }
 
@@ -310,7 +318,8 @@ pub fn bench(a: BenchConvArgs) -> anyhow::Result<()> {
     if run.gpu && a.tile.is_none() && a.traceback.is_none() && a.mode.is_none() {
         // The GPU's own figures: kernel-only, time split, the paper's grids.
         println!();
-        crate::gpu::bench_viterbi(&GpuBenchOptions { group: a.group, tables: !a.bench.no_tables, slots: a.bench.slots, ..Default::default() })?;
+        let group = a.group.unwrap_or(DEFAULT_GROUP);
+        crate::gpu::bench_viterbi(&GpuBenchOptions { group, tables: !a.bench.no_tables, slots: run.slots, ..Default::default() })?;
     }
     Ok(())
 }
@@ -319,7 +328,8 @@ pub fn bench(a: BenchConvArgs) -> anyhow::Result<()> {
 fn rows<T: ViterbiLlr>(conv: &ConvSetup, setup: &Setup, run: &super::bench::Run) -> anyhow::Result<()> {
     let (units, info) = NoisyLlrs::<T>::new(conv, BENCH_EBN0_DB, 1)?.units(setup.mode, false, run.bits)?;
     for &threads in &run.threads {
-        let options = BackendOptions { backend: run.backend, cpu_threads: threads, ..Default::default() };
+        let pipeline = PipelineOptions { slots: run.slots, ..Default::default() };
+        let options = BackendOptions { backend: run.backend, cpu_threads: threads, pipeline };
         let (mut decoder, _) = viterbi_decoder::<T>(conv.trellis.clone(), setup.mode, None, &options, ViterbiTuning::default())
             .with_context(|| format!("--backend {}", run.backend))?;
         let batch = Batch::uniform(&units, decoder.shapes()[0].items)?;

@@ -35,6 +35,8 @@ pub struct CurveArgs {
 pub struct Axis {
     /// The key of its values in JSON (`ebn0_db`).
     pub key: &'static str,
+    /// The option that gives its points (`--ebn0`).
+    pub flag: &'static str,
     /// How lines name it (`Eb/N0`).
     pub label: &'static str,
     /// Its unit in lines (`dB`; empty for a probability).
@@ -42,7 +44,7 @@ pub struct Axis {
 }
 
 /// The Eb/N0 axis of the AWGN channel.
-pub const EBN0: Axis = Axis { key: "ebn0_db", label: "Eb/N0", unit: "dB" };
+pub const EBN0: Axis = Axis { key: "ebn0_db", flag: "--ebn0", label: "Eb/N0", unit: "dB" };
 
 impl Axis {
     /// `Eb/N0   3.00 dB`.
@@ -110,18 +112,21 @@ pub(super) fn sci(x: f64) -> String {
 }
 
 /// Bit and frame counts and their rates, as `ber` and `run` print them.
-pub(super) fn counts_text(bits: u64, bit_errors: u64, frames: u64, frame_errors: u64) -> String {
-    let rate = |n: u64, d: u64| sci(if d == 0 { f64::NAN } else { n as f64 / d as f64 });
+pub(super) fn counts_text(p: &Point) -> String {
     format!(
-        "{bits} bits, {bit_errors} errors, BER {}, {frames} frames, {frame_errors} frame errors, FER {}",
-        rate(bit_errors, bits),
-        rate(frame_errors, frames)
+        "{} bits, {} errors, BER {}, {} frames, {} frame errors, FER {}",
+        p.bits,
+        p.bit_errors,
+        sci(p.ber()),
+        p.frames,
+        p.frame_errors,
+        sci(p.fer())
     )
 }
 
 /// One point as the `ber` command prints it.
 pub fn point_line(axis: Axis, p: &Point) -> String {
-    let mut line = format!("{}: {}", axis.at(p.x), counts_text(p.bits, p.bit_errors, p.frames, p.frame_errors));
+    let mut line = format!("{}: {}", axis.at(p.x), counts_text(p));
     if p.detected > 0 {
         line += &format!(" ({} detected, {} undetected)", p.detected, p.undetected());
     }
@@ -164,8 +169,12 @@ pub fn run_curve(
     args: &CurveArgs,
     mut parameters: Map<String, Value>,
 ) -> anyhow::Result<bool> {
-    anyhow::ensure!(args.max_bits > 0, "--max-bits 0 simulates nothing");
-    anyhow::ensure!(args.max_errors > 0, "--max-errors 0 stops before the first bit");
+    let stop = StopRule { max_bits: args.max_bits, max_errors: args.max_errors };
+    stop.validate().map_err(|(field, e)| anyhow::anyhow!("--{}: {e}", field.replace('_', "-")))?;
+    // Every point, before the first runs.
+    for &x in &grid.0 {
+        link.check(x).map_err(|e| anyhow::anyhow!("{}: {e}", axis.flag))?;
+    }
     if let Some(path) = &args.json {
         // Fail now rather than after the first point.
         std::fs::write(path, "").map_err(|e| anyhow::anyhow!("--json: cannot write {}: {e}", path.display()))?;
@@ -175,7 +184,6 @@ pub fn run_curve(
     parameters.insert("max_errors".into(), args.max_errors.into());
     parameters.insert("seed".into(), args.seed.into());
     let mut curve = Curve { axis, parameters, points: Vec::new() };
-    let stop = StopRule { max_bits: args.max_bits, max_errors: args.max_errors };
     let live = std::io::stderr().is_terminal();
     let every = Duration::from_millis(if live { 250 } else { 5000 });
     interrupt::install();

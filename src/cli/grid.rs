@@ -22,9 +22,11 @@ impl Grid {
                 let (start, step, stop) = (number(start)?, number(step)?, number(stop)?);
                 anyhow::ensure!(step > 0.0, "{label} range '{s}': STEP must be positive");
                 anyhow::ensure!(stop >= start, "{label} range '{s}': STOP is below START");
-                // Tolerate rounding so that 0:0.1:1 ends at 1.
-                let n = ((stop - start) / step + 1e-9).floor() as usize + 1;
-                anyhow::ensure!(n <= MAX_POINTS, "{label} range '{s}' has {n} points; at most {MAX_POINTS}");
+                // Tolerate rounding so that 0:0.1:1 ends at 1; counted in f64, since a
+                // tiny step gives more points than any integer holds.
+                let n = ((stop - start) / step + 1e-9).floor() + 1.0;
+                anyhow::ensure!(n <= MAX_POINTS as f64, "{label} range '{s}' has {n:.3e} points; at most {MAX_POINTS}");
+                let n = n as usize;
                 // Rounded to 1e-9 dB so that 0:0.1:1 reads 0.3, not 0.30000000000000004.
                 (0..n).map(|i| ((start + i as f64 * step) * 1e9).round() / 1e9).collect()
             }
@@ -52,6 +54,7 @@ impl std::str::FromStr for Grid {
     /// assert_eq!(g.0, vec![-4.0, -2.0, 0.0]);
     /// assert!("1:0:3".parse::<Grid>().is_err());
     /// assert!(Grid::parse("1:x:3", "Eb/N0").unwrap_err().to_string().contains("Eb/N0 'x'"));
+    /// assert!("0:1e-300:1".parse::<Grid>().unwrap_err().to_string().contains("at most 1000"));
     /// ```
     fn from_str(s: &str) -> anyhow::Result<Self> {
         Self::parse(s, "value")

@@ -2,6 +2,7 @@
 //! summarise what it counted.
 
 use super::curve::{counts_text, sci};
+use crate::codes::sim::Point;
 use super::interrupt;
 use crate::flowgraph::{BuildOptions, FlowgraphFile, Override, Progress, Summary};
 use crate::gpu::Backend;
@@ -60,7 +61,7 @@ fn print_summary(summary: &Summary) {
         println!("probe '{name}': {} bits in {:.3} s, {} Mb/s", t.items, t.seconds, mbps(t.per_second()));
     }
     for (name, c) in &summary.ber {
-        println!("ber '{name}': {}", counts_text(c.bits, c.bit_errors, c.frames, c.frame_errors));
+        println!("ber '{name}': {}", counts_text(&Point::from(*c)));
     }
     for d in &summary.decoders {
         let c = d.stats.counts();

@@ -160,6 +160,11 @@ impl Args {
         anyhow::anyhow!("{}: field '{field}': {problem}", self.place)
     }
 
+    /// `result`, with its error about the block as a whole (no one field is at fault).
+    pub fn whole<T, E: fmt::Display>(&self, result: Result<T, E>) -> anyhow::Result<T> {
+        result.map_err(|e| anyhow::anyhow!("{}: {e}", self.place))
+    }
+
     /// An error saying that `field` is missing, with a `hint`.
     pub fn missing(&self, field: &str, hint: &str) -> anyhow::Error {
         anyhow::anyhow!("{}: field '{field}' is missing ({hint})", self.place)

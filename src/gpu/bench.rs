@@ -136,8 +136,14 @@ fn best_secs(warmups: usize, runs: usize, mut f: impl FnMut() -> anyhow::Result<
 /// one packed bit back, one byte out per bit): GB/s of staging pageable input
 /// into pinned memory (with the pipeline's streaming stores), of unpacking bits
 /// to bytes, and of a plain pageable copy for reference, each the best of five
-/// on every core rayon has.
+/// on the pipeline's own host threads.
 pub fn host_floor(device: usize, in_bytes: usize, bits: usize) -> anyhow::Result<()> {
+    let pool = super::host_pool::host_pool(0)?;
+    pool.install(|| host_floor_here(device, in_bytes, bits))
+}
+
+/// [`host_floor`] on the current rayon pool.
+fn host_floor_here(device: usize, in_bytes: usize, bits: usize) -> anyhow::Result<()> {
     let ctx = super::device::context(device)?;
     let src: Vec<i8> = random_bytes(in_bytes * bits, 3);
     let mut pinned = PinnedBuf::<i8>::new(&ctx, in_bytes * bits, true)?;

@@ -1,12 +1,13 @@
-//! The host threads that stage GPU input and unpack GPU output, shared by
-//! every GPU decoder of the process.
+//! The host threads that stage GPU input and unpack GPU output: one pool per
+//! process, shared by every GPU decoder.
 //!
 //! Two decoders that each started a pool of three quarters of the cores would
 //! oversubscribe the host and fight over the memory bandwidth the copy engine
-//! needs; decoders asking for the same number of threads share one pool.
+//! needs. The pool lives while a decoder holds it; its size is fixed by the
+//! decoder that starts it, and a decoder asking for another size while it
+//! lives is refused (one that asks for 0 takes it as it is).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 /// Most host threads a pipeline may ask for.
 pub const MAX_HOST_THREADS: usize = 1024;
@@ -21,16 +22,21 @@ pub fn default_host_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| (n.get() * 3 / 4).max(1))
 }
 
-/// The process's pool of `threads` threads (0: [`default_host_threads`]),
-/// started on first use and kept while a pipeline holds it.
+/// The process's pool: the running one when `threads` is 0 or its size, a new
+/// one of `threads` threads (0: [`default_host_threads`]) when none runs.
 pub(crate) fn host_pool(threads: usize) -> anyhow::Result<Arc<rayon::ThreadPool>> {
-    static POOLS: OnceLock<Mutex<HashMap<usize, Weak<rayon::ThreadPool>>>> = OnceLock::new();
-    let threads = if threads == 0 { default_host_threads() } else { threads };
+    static POOL: Mutex<Weak<rayon::ThreadPool>> = Mutex::new(Weak::new());
     anyhow::ensure!(threads <= MAX_HOST_THREADS, "{threads} host threads for the GPU pipeline; at most {MAX_HOST_THREADS}");
-    let mut pools = POOLS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(pool) = pools.get(&threads).and_then(Weak::upgrade) {
+    let mut slot = POOL.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(pool) = slot.upgrade() {
+        let size = pool.current_num_threads();
+        anyhow::ensure!(
+            threads == 0 || threads == size,
+            "the GPU decoders of a process share one pool of host threads, which has {size}; a decoder asks for {threads} (give all the same, or 0)"
+        );
         return Ok(pool);
     }
+    let threads = if threads == 0 { default_host_threads() } else { threads };
     let pool = Arc::new(
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -38,7 +44,7 @@ pub(crate) fn host_pool(threads: usize) -> anyhow::Result<Arc<rayon::ThreadPool>
             .build()
             .map_err(|e| anyhow::anyhow!("could not start {threads} host threads for the GPU pipeline: {e}"))?,
     );
-    pools.insert(threads, Arc::downgrade(&pool));
+    *slot = Arc::downgrade(&pool);
     Ok(pool)
 }
 
@@ -47,17 +53,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn decoders_asking_for_the_same_threads_share_one_pool() {
+    fn every_decoder_of_a_process_shares_one_pool() {
         let a = host_pool(3).unwrap();
-        let b = host_pool(3).unwrap();
-        assert!(Arc::ptr_eq(&a, &b));
+        let b = host_pool(0).unwrap();
+        let c = host_pool(3).unwrap();
+        assert!(Arc::ptr_eq(&a, &b) && Arc::ptr_eq(&a, &c));
         assert_eq!(a.current_num_threads(), 3);
-        let c = host_pool(2).unwrap();
-        assert!(!Arc::ptr_eq(&a, &c));
+        let e = host_pool(2).unwrap_err().to_string();
+        assert!(e.contains("share one pool of host threads, which has 3"), "{e}");
         assert!(host_pool(MAX_HOST_THREADS + 1).unwrap_err().to_string().contains("at most"));
-        // Once nobody holds it, the next request starts a new pool.
-        let weak = Arc::downgrade(&c);
-        drop(c);
-        assert!(weak.upgrade().is_none());
+        // Once no decoder holds it, the next one starts a pool of its own size.
+        drop((a, b, c));
+        assert_eq!(host_pool(2).unwrap().current_num_threads(), 2);
     }
 }

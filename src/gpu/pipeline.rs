@@ -165,6 +165,40 @@ impl<I: Copy, O: Copy> Slot<I, O> {
     fn buffers(&self) -> SlotBuffers<'_> {
         SlotBuffers { input: &self.dev_in, output: &self.dev_out, aux: &self.aux, status: self.status.as_ref().map(|(d, _)| d) }
     }
+
+    /// Queue, after the copies in: the poison, the zeroed status, the kernel
+    /// (`launch`), and the copies of `out_len` items and `status_len` status
+    /// words back, with the events that time them.
+    fn launch_and_copy_out(
+        &mut self,
+        poison: Option<u8>,
+        out_len: usize,
+        status_len: usize,
+        launch: impl FnOnce(sys::CUstream, &SlotBuffers) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        let s = self.stream.cu_stream();
+        if let Some(b) = poison {
+            // SAFETY: the slot's own device buffer, on its stream.
+            unsafe { result::memset_d8_async(self.dev_out.ptr(), b, self.dev_out.bytes(), s) }.map_err(cuda("cuMemsetD8Async"))?;
+        }
+        if let Some((dev, _)) = &self.status {
+            // SAFETY: as above.
+            unsafe { result::memset_d8_async(dev.ptr(), 0, dev.bytes(), s) }.map_err(cuda("cuMemsetD8Async"))?;
+        }
+        launch(s, &self.buffers())?;
+        self.done[0].record(s)?;
+        // SAFETY: pinned destination and device source are owned by the slot
+        // and sized by the caller's checks; neither is touched again until the
+        // slot's last event.
+        unsafe { result::memcpy_dtoh_async(&mut self.host_out.as_mut_slice()[..out_len], self.dev_out.ptr(), s) }
+            .map_err(cuda("device→host copy"))?;
+        if let (Some((dev, host)), true) = (&mut self.status, status_len > 0) {
+            // SAFETY: as above.
+            unsafe { result::memcpy_dtoh_async(&mut host.as_mut_slice()[..status_len], dev.ptr(), s) }
+                .map_err(cuda("device→host status copy"))?;
+        }
+        self.done[1].record(s)
+    }
 }
 
 /// N slots, used round robin.
@@ -248,26 +282,11 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
             "batch status larger than the slot"
         );
         slot.copy_in(&self.host, parts, part_len, fill)?;
-        let s = slot.stream.cu_stream();
-        if let Some(b) = poison {
-            // SAFETY: the slot's own device buffer, on its stream.
-            unsafe { result::memset_d8_async(slot.dev_out.ptr(), b, slot.dev_out.bytes(), s) }.map_err(cuda("cuMemsetD8Async"))?;
+        if let Err(e) = slot.launch_and_copy_out(poison, out_len, status_len, launch) {
+            // The copies in may still read the staging: wait for them before the slot is reused.
+            let _ = slot.stream.synchronize();
+            return Err(e);
         }
-        if let Some((dev, _)) = &slot.status {
-            // SAFETY: as above.
-            unsafe { result::memset_d8_async(dev.ptr(), 0, dev.bytes(), s) }.map_err(cuda("cuMemsetD8Async"))?;
-        }
-        launch(s, &slot.buffers())?;
-        slot.done[0].record(s)?;
-        // SAFETY: as for the copy in.
-        unsafe { result::memcpy_dtoh_async(&mut slot.host_out.as_mut_slice()[..out_len], slot.dev_out.ptr(), s) }
-            .map_err(cuda("device→host copy"))?;
-        if let (Some((dev, host)), true) = (&mut slot.status, status_len > 0) {
-            // SAFETY: as for the copy in.
-            unsafe { result::memcpy_dtoh_async(&mut host.as_mut_slice()[..status_len], dev.ptr(), s) }
-                .map_err(cuda("device→host status copy"))?;
-        }
-        slot.done[1].record(s)?;
         slot.out_len = out_len;
         slot.status_len = status_len;
         self.head = (self.head + 1) % self.slots.len();

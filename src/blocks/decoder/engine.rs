@@ -33,8 +33,12 @@ pub(crate) struct Engine<T: CpuSample + Copy> {
     options: EngineOptions,
     /// Units cut and not yet submitted.
     pending: Cut<T>,
-    /// When the oldest pending unit was cut.
-    pending_since: Option<Instant>,
+    /// When each pending unit was cut, oldest first: the latency bound counts
+    /// from there.
+    cut_at: VecDeque<Instant>,
+    /// The format the unit marks of the stream last named (a mark without a
+    /// format keeps it).
+    mark_format: u16,
     /// The units of each batch in flight.
     flights: VecDeque<Vec<CutUnit>>,
     /// Results collected and not yet written, from `sent` (bits) and
@@ -65,6 +69,7 @@ impl<T: CpuSample + Copy> Engine<T> {
         anyhow::ensure!(!shapes.is_empty(), "the decoder declares no unit format");
         let limit = decoder.limit();
         anyhow::ensure!(limit.units > 0 && limit.items > 0, "the decoder takes batches of nothing ({limit:?})");
+        anyhow::ensure!(decoder.depth() > 0, "the decoder keeps no batch in flight (depth 0), so it could never decode one");
         anyhow::ensure!(
             cutter.max_unit_items() <= limit.items,
             "the cutter cuts units of up to {} items, more than the decoder's batch of {} items",
@@ -83,7 +88,8 @@ impl<T: CpuSample + Copy> Engine<T> {
             limit,
             options,
             pending: Cut::default(),
-            pending_since: None,
+            cut_at: VecDeque::new(),
+            mark_format: 0,
             flights: VecDeque::new(),
             queue: Decoded::default(),
             sent: 0,
@@ -145,7 +151,7 @@ impl<T: CpuSample + Copy> Engine<T> {
                 io.finished = true;
                 return Ok(());
             }
-            if let Some(since) = self.pending_since {
+            if let Some(since) = self.cut_at.front() {
                 let wait = self.options.max_latency.saturating_sub(since.elapsed());
                 io.block_on(futuresdr::runtime::Timer::after(wait));
             }
@@ -165,7 +171,7 @@ impl<T: CpuSample + Copy> Engine<T> {
         }
         let full = self.pending.units.len() >= self.limit.units
             || self.pending.items.len() + self.cutter.max_unit_items() > self.limit.items;
-        let late = self.pending_since.is_some_and(|t| t.elapsed() >= self.options.max_latency);
+        let late = self.cut_at.front().is_some_and(|t| t.elapsed() >= self.options.max_latency);
         full || self.ended || self.cutter.awaiting() || late
     }
 
@@ -199,24 +205,33 @@ impl<T: CpuSample + Copy> Engine<T> {
         Ok(true)
     }
 
-    /// A mark must announce a unit the decoder takes.
-    fn check_marks(&self, marks: &[Mark]) -> anyhow::Result<()> {
+    /// A mark must announce a unit the decoder takes; a mark without a format
+    /// keeps the one named before (as the cutter does).
+    fn check_marks(&mut self, marks: &[Mark]) -> anyhow::Result<()> {
         for m in marks {
-            let (Some(len), format) = (m.len, m.format.unwrap_or(0)) else { continue };
-            let fits = self.shapes.get(format as usize).is_some_and(|s| s.accepts(len));
-            anyhow::ensure!(
-                fits,
-                "the framer cuts units of {len} LLRs but the decoder takes units of {}: give both the same geometry",
-                self.shapes.get(format as usize).unwrap_or(&self.shapes[0]).items
-            );
+            let format = m.format.unwrap_or(self.mark_format);
+            let Some(shape) = self.shapes.get(format as usize) else {
+                anyhow::bail!(
+                    "the stream's unit tags name format {format}, which the decoder does not have (it has formats 0..={})",
+                    self.shapes.len() - 1
+                );
+            };
+            self.mark_format = format;
+            if let Some(len) = m.len {
+                anyhow::ensure!(
+                    shape.accepts(len),
+                    "the framer cuts units of {len} LLRs but the decoder takes units of {} (format {format}): give both the same geometry",
+                    shape.items
+                );
+            }
         }
         Ok(())
     }
 
+    /// Note when the units cut since there were `before` were cut.
     fn note_cut(&mut self, before: usize) {
-        if before == 0 && !self.pending.units.is_empty() {
-            self.pending_since = Some(Instant::now());
-        }
+        let now = Instant::now();
+        self.cut_at.extend(std::iter::repeat_n(now, self.pending.units.len().saturating_sub(before)));
     }
 
     /// Submit the pending units that fit one batch.
@@ -242,7 +257,7 @@ impl<T: CpuSample + Copy> Engine<T> {
         for u in &mut self.pending.units {
             u.span.start -= end;
         }
-        self.pending_since = if self.pending.units.is_empty() { None } else { Some(Instant::now()) };
+        self.cut_at.drain(..count.min(self.cut_at.len()));
         self.flights.push_back(units);
         Ok(())
     }

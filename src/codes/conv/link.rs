@@ -152,6 +152,10 @@ impl<T: Llr> Link for ConvLink<T> {
         Ok(())
     }
 
+    fn check(&self, ebn0_db: f64) -> CodeResult<()> {
+        noise_variance(ebn0_db, self.setup.effective_rate()?).map(drop)
+    }
+
     fn frame_bits(&self) -> usize {
         self.setup.frame_bits
     }

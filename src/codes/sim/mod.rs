@@ -30,6 +30,10 @@ pub trait Link: Send {
     /// fresh streams of bits and noise drawn from `seed`.
     fn start(&mut self, x: f64, seed: u64) -> CodeResult<()>;
 
+    /// Whether `x` is a point of the family's axis this link can simulate
+    /// (an Eb/N0 the channel takes, say); the error says why not.
+    fn check(&self, x: f64) -> CodeResult<()>;
+
     /// Information bits per counted frame.
     fn frame_bits(&self) -> usize;
 

@@ -1,5 +1,7 @@
 //! One point of an error-rate curve, and when it stops.
 
+use crate::codes::error::{CodeError, invalid};
+
 /// When a point stops: at the first frame boundary after either limit is
 /// reached, never later.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -8,6 +10,20 @@ pub struct StopRule {
     pub max_bits: u64,
     /// Bit errors after which the point ends with the frame they fell in.
     pub max_errors: u64,
+}
+
+impl StopRule {
+    /// Check that the rule can stop after counting something; an error names
+    /// the limit at fault (`max_bits`, `max_errors`).
+    pub fn validate(&self) -> Result<(), (&'static str, CodeError)> {
+        if self.max_bits == 0 {
+            return Err(("max_bits", invalid!("a point of at most 0 bits simulates nothing")));
+        }
+        if self.max_errors == 0 {
+            return Err(("max_errors", invalid!("a point that stops at 0 errors stops before the first bit")));
+        }
+        Ok(())
+    }
 }
 
 /// Why a point ended.

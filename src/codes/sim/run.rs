@@ -2,7 +2,7 @@
 
 use super::point::{Ended, Point, StopRule};
 use super::{Link, Tally};
-use crate::codes::error::{CodeResult, invalid};
+use crate::codes::error::CodeResult;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -38,12 +38,7 @@ pub fn run_point(
     every: Duration,
     mut on_progress: impl FnMut(&Progress),
 ) -> CodeResult<Point> {
-    if stop.max_bits == 0 {
-        return Err(invalid!("a point of at most 0 bits simulates nothing"));
-    }
-    if stop.max_errors == 0 {
-        return Err(invalid!("a point that stops at 0 errors stops before the first bit"));
-    }
+    stop.validate().map_err(|(_, e)| e)?;
     link.start(x, seed)?;
     let mut tally = Tally::new(x, link.frame_bits()).stopping(stop);
     let started = Instant::now();

@@ -90,12 +90,7 @@ pub(super) const KINDS: &[Kind] = &[
         },
         add: |a, asm| {
             let stop = BerStop { max_bits: a.count_opt("max_bits")?, max_errors: a.count_opt("max_errors")? };
-            if stop.max_bits == Some(0) {
-                return Err(a.invalid("max_bits", "0 would count nothing; give at least 1 or leave it out"));
-            }
-            if stop.max_errors == Some(0) {
-                return Err(a.invalid("max_errors", "0 would stop before the first bit; give at least 1 or leave it out"));
-            }
+            stop.validate().map_err(|(field, why)| a.invalid(field, why))?;
             let frame_bits = a.size_in("frame_bits", 1..=usize::MAX)?;
             let sink = a.about("frame_bits", BerSink::new(frame_bits, stop))?.report_to(&asm.errors);
             let counters = sink.counters();

@@ -86,9 +86,10 @@ pub(super) const KINDS: &[Kind] = &[
                 let cutter: Box<dyn Cutter<T>> = if a.text("units")? == "tiles" {
                     tiler(a, tile(a)?, n(a)?)?
                 } else {
-                    let llrs = a.count_opt("block_llrs")?.ok_or_else(|| a.invalid("block_llrs", "is required when units = \"blocks\""))?;
-                    let llrs = a.size_in("block_llrs", 1..=MAX_UNIT_ITEMS).map(|_| llrs as usize)?;
-                    Box::new(a.about("block_llrs", BlockCutter::fixed(llrs))?)
+                    if !a.has("block_llrs") {
+                        return Err(a.missing("block_llrs", "it is required when units = \"blocks\""));
+                    }
+                    Box::new(a.about("block_llrs", BlockCutter::fixed(a.size_in("block_llrs", 1..=MAX_UNIT_ITEMS)?))?)
                 };
                 asm.add(a.about("units", Framer::<T>::new(cutter))?.report_to(&asm.errors))
             }
@@ -262,15 +263,14 @@ fn add_viterbi<T: ViterbiLlr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Bl
     let punctured = punctured(a, "decoder", n)?;
     let options = backend_options(a, asm.backend)?;
     let block_options = decoder_options(a)?;
-    // Checked here, so that the cutter below names its own fields.
-    let cutter: Option<Box<dyn Cutter<T>>> = match (a.text("input")?, mode) {
-        ("units", _) => None,
-        ("stream", ViterbiMode::Tiled(t)) => Some(tiler(a, t, n)?),
-        ("stream", ViterbiMode::Frame(f)) => Some(Box::new(a.about("frame", BlockCutter::fixed(f.stages(trellis.k()) * n))?)),
-        (other, _) => return Err(a.invalid("input", format!("'{other}' is neither units nor stream"))),
+    // With input = "stream" the block cuts as the framer would.
+    let cutter: Option<Box<dyn Cutter<T>>> = match (a.text("input")? == "stream", mode) {
+        (false, _) => None,
+        (true, ViterbiMode::Tiled(t)) => Some(tiler(a, t, n)?),
+        (true, ViterbiMode::Frame(f)) => Some(Box::new(a.about("frame", BlockCutter::fixed(f.stages(trellis.k()) * n))?)),
     };
     let (decoder, choice) = build_decoder(a, asm, &options, || viterbi_decoder::<T>(trellis, mode, punctured.as_ref(), &options, ViterbiTuning::default()))?;
-    let block = a.about("soft_output", ViterbiDecoder::build(decoder, cutter, block_options))?.report_to(&asm.errors);
+    let block = a.whole(ViterbiDecoder::build(decoder, cutter, block_options))?.report_to(&asm.errors);
     asm.note_decoder(choice, block.describe(), block.stats());
     asm.add(block)
 }

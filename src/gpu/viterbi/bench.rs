@@ -122,9 +122,12 @@ pub fn bench_viterbi(o: &GpuBenchOptions) -> anyhow::Result<()> {
         headline(tile(256, v2, tb)?, SurvivorMemory::Auto, o, &mut f32s)?;
     }
     drop(f32s);
-    host_threads(tile(256, 20, Traceback::Serial)?, o, &mut i8s)?;
-    host_floor(o.device, 2, 337_920 * 256)?;
-    copy_engine(o.device, 2 * 337_920 * 256)?;
+    let serial = tile(256, 20, Traceback::Serial)?;
+    host_threads(serial, o, &mut i8s)?;
+    // The floors under the headline's first row: one batch of its bits, 2 bytes of i8 LLRs each.
+    let bits = decoder::<i8>(serial, SurvivorMemory::Auto, None, o)?.limit().units * serial.unit_bits();
+    host_floor(o.device, 2, bits)?;
+    copy_engine(o.device, 2 * bits)?;
     punctured(o, &mut i8s)?;
     if o.tables {
         table(o, &mut i8s, "Table IV layout: serial traceback, f × v2, i8, kernel-only Gb/s", "v2 \\ f", &[10, 20, 30, 40], &[32, 64, 128, 256, 512], |v2, f| {

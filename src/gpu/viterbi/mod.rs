@@ -140,28 +140,31 @@ impl<T: Llr> GpuViterbi<T> {
         let device = info_of(&ctx)?;
         let llr_bytes = size_of::<T>();
         let geometry = Geometry::new(&trellis, &tile, llr_bytes, &input);
-        // What one SM offers a kernel's blocks (227 KiB on Hopper).
-        let smem_per_sm = device.smem_per_block_optin;
+        // Shared memory a block of `warps` warps' rings takes, with what the
+        // driver reserves per block; a shared ring must fit one block of the
+        // device's opt-in size, and Auto wants eight such warps on an SM.
+        let block_smem = |warps: usize| warps * 32 * geometry.ring_bytes + device.smem_reserved_per_block;
         let ring_global = match tuning.survivors {
             SurvivorMemory::Global => true,
             SurvivorMemory::Shared => {
                 anyhow::ensure!(
-                    geometry.ring_bytes * 32 <= smem_per_sm,
-                    "a survivor ring of {} bytes per tile does not fit 32 tiles in the {} bytes of shared memory of an SM of {}; use global memory",
+                    block_smem(1) <= device.smem_per_block_optin,
+                    "a survivor ring of {} bytes per tile does not fit 32 tiles in the {} bytes of shared memory a block of {} may have; use global memory",
                     geometry.ring_bytes,
-                    smem_per_sm,
+                    device.smem_per_block_optin,
                     device.name
                 );
                 false
             }
-            SurvivorMemory::Auto => geometry.ring_bytes * 256 > smem_per_sm,
+            SurvivorMemory::Auto => 8 * block_smem(1) > device.smem_per_sm,
         };
         let launch = Launch::new(ring_global, T::TYPE, tuning.min_blocks_per_sm);
         let threads = launch.threads;
         let smem = if ring_global { 0 } else { threads as usize * geometry.ring_bytes } as u32;
         let defines = kernel::defines(&trellis, &tile, T::TYPE, launch, &geometry, &input);
         let function = kernel(&ctx, "viterbi.cu", "viterbi_tiles", &defines)?;
-        if smem > 48 * 1024 {
+        // Beyond the default per-block size a kernel must opt in.
+        if smem as usize > device.smem_per_block {
             function
                 .set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
                 .map_err(cuda("cuFuncSetAttribute"))?;

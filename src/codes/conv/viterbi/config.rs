@@ -105,10 +105,10 @@ impl TileConfig {
         if f == 0 {
             return Err(invalid!("tile with f=0 decodes nothing; f must be at least 1"));
         }
-        if f + v1 + v2 > MAX_TILE_STAGES {
+        let stages = f.checked_add(v1).and_then(|s| s.checked_add(v2));
+        if stages.is_none_or(|s| s > MAX_TILE_STAGES) {
             return Err(invalid!(
-                "tile of {} stages (f+v1+v2) exceeds the limit of {MAX_TILE_STAGES}",
-                f + v1 + v2
+                "tile of f={f} v1={v1} v2={v2} stages exceeds the limit of {MAX_TILE_STAGES} stages (f+v1+v2)"
             ));
         }
         if let Traceback::Parallel { f0 } = traceback {
@@ -127,6 +127,7 @@ impl TileConfig {
         if group == 0 {
             return Err(invalid!("a work unit of 0 tiles carries nothing; group must be at least 1"));
         }
+        // v1 + v2 ≤ MAX_TILE_STAGES (checked by `new`), so their sum cannot overflow.
         let stages = group.checked_mul(self.f).and_then(|s| s.checked_add(self.v1 + self.v2));
         match stages {
             Some(s) if s <= MAX_UNIT_STAGES => Ok(Self { group, ..self }),
@@ -175,11 +176,6 @@ impl TileConfig {
     /// Stages one tile runs over: v1 + f + v2.
     pub fn stages(&self) -> usize {
         self.v1 + self.f + self.v2
-    }
-
-    /// Tiles needed for a stream of `stages` stages.
-    pub fn tiles_for(&self, stages: usize) -> usize {
-        stages.div_ceil(self.f)
     }
 
     /// Decoded stages per work unit: group · f.
@@ -272,6 +268,7 @@ mod tests {
         assert!(TileConfig::new(64, 0, 0, Traceback::Parallel { f0: 0 }).is_err());
         assert!(TileConfig::new(64, 0, 0, Traceback::Parallel { f0: 65 }).is_err());
         assert!(TileConfig::new(1 << 17, 0, 0, Traceback::Serial).is_err());
+        assert!(TileConfig::new(1, usize::MAX, 1, Traceback::Serial).is_err(), "f+v1+v2 must not wrap around");
         assert!(FrameConfig::new(0, true).is_err());
         assert!(t.with_group(0).is_err());
         assert!(t.with_group(1 << 20).is_err());

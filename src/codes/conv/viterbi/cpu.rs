@@ -20,6 +20,10 @@ pub const DEFAULT_BATCH_UNITS: usize = 256;
 /// Most decoder threads one CPU decoder takes.
 pub const MAX_THREADS: usize = 1024;
 
+/// Most LLRs in one batch (whatever the units per batch), so that a batch of
+/// long units does not hold gigabytes: 2^26 LLRs, 256 MiB of `f32`.
+pub const MAX_BATCH_LLRS: usize = 1 << 26;
+
 /// CPU Viterbi decoder over tiles ([`ViterbiMode::Tiled`]) or whole frames
 /// ([`ViterbiMode::Frame`]).
 ///
@@ -183,7 +187,9 @@ impl<T: ViterbiLlr> BatchDecoder<T> for CpuViterbi<T> {
     }
 
     fn limit(&self) -> BatchLimit {
-        BatchLimit { units: self.batch_units, items: self.batch_units * self.shape[0].items }
+        let items = self.shape[0].items;
+        let units = self.batch_units.min(MAX_BATCH_LLRS / items).max(1);
+        BatchLimit { units, items: units * items }
     }
 
     fn depth(&self) -> usize {

@@ -5,8 +5,8 @@
 use crate::codes::conv::viterbi::config::TileConfig;
 use crate::codes::conv::{Depuncturer, PuncturePattern, Tiler};
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitShape, check_batch};
-use crate::codes::error::{CodeResult, invalid};
-use crate::codes::llr::Llr;
+use crate::codes::error::{CodeError, CodeResult, invalid};
+use crate::codes::llr::{Llr, check_finite};
 
 /// Decodes the units of a punctured [`Tiler`] with a decoder of plain units.
 ///
@@ -80,6 +80,13 @@ impl<T: Llr> BatchDecoder<T> for DepuncturedUnits<T> {
 
     fn submit(&mut self, batch: &Batch<'_, T>) -> CodeResult<()> {
         check_batch(batch, &self.shape, self.limit())?;
+        // Here, so that a bad LLR is named by its place in the caller's units.
+        for i in 0..batch.units() {
+            check_finite(batch.unit(i)).map_err(|e| match e {
+                CodeError::NonFiniteLlr { index } => CodeError::NonFiniteLlr { index: batch.span(i).start + index },
+                e => e,
+            })?;
+        }
         self.buf.clear();
         for i in 0..batch.units() {
             self.depuncturer.restart_at(self.phase);
@@ -156,6 +163,19 @@ mod tests {
             assert!(errors > 20, "rate {rate}: {errors} errors are too few to tell the paths apart");
             assert_eq!(by_unit[tile.f..], by_block[tile.f..], "rate {rate}");
         }
+    }
+
+    #[test]
+    fn a_bad_llr_is_named_by_its_place_in_the_punctured_units() {
+        let trellis = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
+        let tile = TileConfig::new(48, 20, 20, Traceback::Serial).unwrap();
+        let inner = Box::new(CpuViterbi::<f32>::new(trellis, ViterbiMode::Tiled(tile), 1).unwrap());
+        let mut dec = DepuncturedUnits::new(inner, tile, PuncturePattern::standard("3/4").unwrap()).unwrap();
+        let unit = dec.shapes()[0].items;
+        let mut llrs = vec![1.0f32; 2 * unit];
+        llrs[unit + 7] = f32::NAN;
+        let e = dec.decode_all(&llrs, &mut Vec::new()).unwrap_err().to_string();
+        assert!(e.contains(&format!("index {}", unit + 7)), "{e}");
     }
 
     #[test]

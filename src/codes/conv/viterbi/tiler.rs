@@ -79,11 +79,6 @@ impl<T: Llr> Tiler<T> {
         self.llrs(-(self.cfg.v1 as isize), self.cfg.unit_stages() as isize - self.cfg.v1 as isize)
     }
 
-    /// Units emitted so far.
-    pub fn units_emitted(&self) -> usize {
-        self.next_unit
-    }
-
     /// LLRs the stream carries for stages `a..b`.
     fn llrs(&self, a: isize, b: isize) -> usize {
         (self.pattern.kept_before(b) - self.pattern.kept_before(a)) as usize
