@@ -754,46 +754,4 @@ mod tests {
             assert!(rho.abs() < bound, "lag {lag}: correlation of squares {rho}");
         }
     }
-
-    #[test]
-    #[ignore = "timing: cargo test --release --lib codes::channel::noise::tests::throughput -- --ignored --nocapture"]
-    fn throughput() {
-        use std::time::{Duration, Instant};
-        let noise = GaussianNoise::new(1);
-        // Samples per second of `f(first, buffer)` on a buffer of `n`.
-        let rate = |n: usize, f: &mut dyn FnMut(u64, &mut [f32])| {
-            let mut y = vec![1.0f32; n];
-            f(0, &mut y);
-            let (t, mut done) = (Instant::now(), 0u64);
-            while t.elapsed() < Duration::from_millis(500) {
-                f(done, &mut y);
-                done += n as u64;
-            }
-            done as f64 / t.elapsed().as_secs_f64() / 1e6
-        };
-        for n in [1 << 14, 1 << 22] {
-            let mut line = format!("{n:>8} samples, M samples/s:");
-            type Build = fn([u32; 2], u64, &mut [f32], Op);
-            let mut builds: Vec<(&str, Build)> = vec![("portable", run_portable)];
-            #[cfg(target_arch = "x86_64")]
-            {
-                if std::arch::is_x86_feature_detected!("avx2") {
-                    // SAFETY: AVX2 checked just above.
-                    builds.push(("avx2", |k, f, d, o| unsafe { run_avx2(k, f, d, o) }));
-                }
-                if std::arch::is_x86_feature_detected!("avx512f") {
-                    // SAFETY: AVX-512F checked just above.
-                    builds.push(("avx512f", |k, f, d, o| unsafe { run_avx512(k, f, d, o) }));
-                }
-            }
-            for (name, run) in builds {
-                let add = rate(n, &mut |first, y| run(noise.key, first, y, Op::Add(0.5)));
-                let fill = rate(n, &mut |first, y| run(noise.key, first, y, Op::Fill));
-                line += &format!(" {name} add {add:.0} fill {fill:.0};");
-            }
-            let par = rate(n, &mut |first, y| noise.par_add_scaled(first, 0.5, y));
-            line += &format!(" par_add_scaled {par:.0} on {} threads", rayon::current_num_threads());
-            println!("{line}");
-        }
-    }
 }

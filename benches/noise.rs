@@ -1,0 +1,38 @@
+//! Gaussian channel noise throughput, in million samples per second:
+//! `GaussianNoise::fill` and `add_scaled` on one thread (the best SIMD path
+//! this CPU runs), and `par_add_scaled` on all cores, for a buffer that stays
+//! in cache and one that does not.
+//!
+//! `cargo bench --bench noise [-- SECONDS_PER_POINT]`
+//!
+//! Each point repeats the call for about the given time (default 0.5 s) and
+//! reports the mean rate.
+
+use gpufec::codes::channel::GaussianNoise;
+use std::time::{Duration, Instant};
+
+/// Mean million samples per second of `f(first, buffer)` over `budget` on a buffer of `n`.
+fn rate(n: usize, budget: Duration, f: &mut dyn FnMut(u64, &mut [f32])) -> f64 {
+    let mut y = vec![1.0f32; n];
+    f(0, &mut y);
+    let (t, mut done) = (Instant::now(), 0u64);
+    while t.elapsed() < budget {
+        f(done, &mut y);
+        done += n as u64;
+    }
+    done as f64 / t.elapsed().as_secs_f64() / 1e6
+}
+
+fn main() {
+    let seconds: f64 = std::env::args().skip(1).find(|a| !a.starts_with('-')).and_then(|a| a.parse().ok()).unwrap_or(0.5);
+    let budget = Duration::from_secs_f64(seconds);
+    let noise = GaussianNoise::new(1);
+    println!("| samples | fill, 1 thread | add_scaled, 1 thread | par_add_scaled, {} threads |", rayon::current_num_threads());
+    println!("|---|---|---|---|");
+    for n in [1usize << 14, 1 << 22] {
+        let fill = rate(n, budget, &mut |first, y| noise.fill(first, y));
+        let add = rate(n, budget, &mut |first, y| noise.add_scaled(first, 0.5, y));
+        let par = rate(n, budget, &mut |first, y| noise.par_add_scaled(first, 0.5, y));
+        println!("| {n} | {fill:.0} | {add:.0} | {par:.0} |");
+    }
+}
