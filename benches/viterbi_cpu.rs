@@ -12,7 +12,7 @@
 //! checked against the scalar reference's.
 
 use gpufec::codes::{Batch, BatchDecoder};
-use gpufec::codes::channel::{Awgn, Quantizer, bpsk_map};
+use gpufec::codes::channel::{BpskAwgn, Channel, Quantizer, noise_variance};
 use gpufec::codes::conv::*;
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 use std::sync::Arc;
@@ -24,13 +24,10 @@ const EBN0_DB: f64 = 3.0;
 
 /// Noisy LLRs of `coded` bits sent at rate 1/2, as f32 and quantized to i8.
 fn channel(coded: &[u8], seed: u64) -> anyhow::Result<(Vec<f32>, Vec<i8>)> {
-    let mut ch = Awgn::new(EBN0_DB, 0.5, seed)?;
-    let mut y = Vec::new();
-    bpsk_map(coded, &mut y);
-    ch.add_noise(&mut y);
-    let f: Vec<f32> = y.iter().map(|&v| ch.llr_gain() * v).collect();
+    let mut f = Vec::new();
+    BpskAwgn::new(EBN0_DB, 0.5, seed)?.transmit(coded, &mut f)?;
     let mut q = Vec::new();
-    Quantizer::new(16.0 * ch.sigma() * ch.sigma())?.quantize(&f, &mut q)?;
+    Quantizer::matched(noise_variance(EBN0_DB, 0.5)?)?.quantize(&f, &mut q)?;
     Ok((f, q))
 }
 

@@ -8,8 +8,9 @@
 #     bundle/run [bench arguments...]
 #
 # With BASELINE=path/to/an/older/gpufec, that binary travels too (as
-# bundle/bin/gpufec-baseline) and bundle/run benches it between two runs of
-# the new one, in the same lease, for an old-against-new comparison.
+# bundle/bin/gpufec-baseline) and bundle/run benches it after the new one, in
+# the same lease (the steps "compare" and "rebench" alternate the two), for an
+# old-against-new comparison.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf bundle

@@ -4,7 +4,7 @@
 //! Each level is forced explicitly; a level this CPU lacks is reported as
 //! skipped (and must be refused).
 
-use gpufec::codes::channel::{Awgn, Quantizer, bpsk_map};
+use gpufec::codes::channel::{BpskAwgn, Channel, Quantizer, noise_variance};
 use gpufec::codes::conv::*;
 use gpufec::codes::BatchDecoder;
 use rand::{Rng, SeedableRng, rngs::SmallRng};
@@ -33,12 +33,9 @@ fn codes() -> Vec<Arc<Trellis>> {
 /// three ways (fine, coarse with many ties, saturating), then inputs with no
 /// code structure: all equal, erased, random ±127 / −128.
 fn inputs(coded: &[u8], seed: u64) -> Vec<(&'static str, Vec<f32>, Vec<i8>)> {
-    let mut ch = Awgn::new(1.0, 0.5, seed).unwrap();
-    let mut y = Vec::new();
-    bpsk_map(coded, &mut y);
-    ch.add_noise(&mut y);
-    let f: Vec<f32> = y.iter().map(|&v| ch.llr_gain() * v).collect();
-    let var = ch.sigma() * ch.sigma();
+    let mut f = Vec::new();
+    BpskAwgn::new(1.0, 0.5, seed).unwrap().transmit(coded, &mut f).unwrap();
+    let var = noise_variance(1.0, 0.5).unwrap() as f32;
     let quant = |scale: f32| {
         let mut q = Vec::new();
         Quantizer::new(scale).unwrap().quantize(&f, &mut q).unwrap();

@@ -13,7 +13,7 @@
 //! compile check needs only NVRTC and is skipped the same way without it.
 
 use gpufec::codes::BatchDecoder;
-use gpufec::codes::channel::{Awgn, Quantizer, bpsk_map};
+use gpufec::codes::channel::{BpskAwgn, Channel, Quantizer, noise_variance};
 use gpufec::codes::conv::*;
 use gpufec::codes::{Batch, Decoded, LlrType, UnitSpan};
 use gpufec::gpu::{Backend, BackendOptions, GpuViterbi, PipelineOptions, SurvivorMemory, ViterbiTuning, compile_viterbi_kernel, viterbi_decoder};
@@ -132,18 +132,16 @@ fn channel(case: &Case, trellis: &Arc<Trellis>, seed: u64) -> (Vec<u8>, Vec<f32>
     let pattern = pattern(case, trellis.n());
     let mut sent = Vec::new();
     Puncturer::new(pattern.clone()).puncture(&coded, &mut sent);
-    let mut ch = Awgn::new(2.0, pattern.rate(), r.random()).unwrap();
-    let mut y = Vec::new();
-    bpsk_map(&sent, &mut y);
-    ch.add_noise(&mut y);
-    let mut f: Vec<f32> = y.iter().map(|&v| ch.llr_gain() * v).collect();
+    let rate = pattern.rate();
+    let mut f = Vec::new();
+    BpskAwgn::new(2.0, rate, r.random()).unwrap().transmit(&sent, &mut f).unwrap();
     if !case.on_load {
         let mut d = Vec::new();
         Depuncturer::new(pattern).depuncture(&f, &mut d);
         f = d;
     }
     let mut q = Vec::new();
-    Quantizer::new(16.0 * ch.sigma() * ch.sigma()).unwrap().quantize(&f, &mut q).unwrap();
+    Quantizer::matched(noise_variance(2.0, rate).unwrap()).unwrap().quantize(&f, &mut q).unwrap();
     (info, f, q)
 }
 

@@ -1,6 +1,6 @@
 //! Soft demapping block: samples to LLRs.
 
-use super::stream::{self, map_each};
+use super::stream::{self, map_finite};
 use super::{FirstError, Reporting};
 use crate::codes::channel::{Sample, noise_variance};
 use futuresdr::runtime::dev::prelude::*;
@@ -65,17 +65,8 @@ impl<S: Sample> Reporting for LlrDemapper<S> {
 #[doc(hidden)]
 impl<S: Sample> Kernel for LlrDemapper<S> {
     async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, meta: &mut BlockMeta) -> Result<()> {
-        let (gain, position) = (self.gain, &mut self.position);
-        let r = map_each(&mut self.input, &mut self.output, io, |y, llr| {
-            if let Some(i) = y.iter().position(|v| !v.is_finite()) {
-                anyhow::bail!("value {} of the stream is NaN or infinite", *position + i as u64);
-            }
-            *position += y.len() as u64;
-            for (l, &v) in llr.iter_mut().zip(y) {
-                *l = gain * v.real();
-            }
-            Ok(())
-        });
+        let gain = self.gain;
+        let r = map_finite(&mut self.input, &mut self.output, io, &mut self.position, |y: S| gain * y.real());
         self.errors.keep(meta, r)
     }
 }

@@ -1,6 +1,7 @@
 //! How items move through the blocks: one output per input ([`map_each`]), or
 //! any number of outputs per input through a backlog ([`Relay`]).
 
+use crate::codes::channel::Sample;
 use futuresdr::runtime::dev::prelude::*;
 
 /// Largest input chunk a [`Relay`] takes at once, which bounds its backlog.
@@ -156,15 +157,15 @@ impl<O: CpuSample + Copy> Relay<O> {
     }
 }
 
-/// [`map_each`] for a block that maps each finite `f32` on its own: a NaN or
+/// [`map_each`] for a block that maps each finite sample on its own: a NaN or
 /// infinite input fails with its position in the stream (`position` counts the
 /// items seen so far and is advanced here).
-pub(crate) fn map_finite<O: CpuSample>(
-    input: &mut DefaultCpuReader<f32>,
+pub(crate) fn map_finite<I: CpuSample + Sample, O: CpuSample>(
+    input: &mut DefaultCpuReader<I>,
     output: &mut DefaultCpuWriter<O>,
     io: &mut WorkIo,
     position: &mut u64,
-    f: impl Fn(f32) -> O,
+    f: impl Fn(I) -> O,
 ) -> anyhow::Result<()> {
     map_each(input, output, io, |x, y| {
         if let Some(i) = x.iter().position(|v| !v.is_finite()) {

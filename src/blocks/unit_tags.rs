@@ -27,12 +27,22 @@ pub const UNIT_REPORT_TAG: &str = "gpufec.unit_report";
 /// (indices relative to it), and the other tags, which pass through.
 pub(crate) fn split_tags(tags: &[ItemTag], n: usize) -> (Vec<Mark>, Vec<(usize, Tag)>) {
     let mut marks: Vec<Mark> = Vec::new();
+    // Whether `marks` is still in ascending order (tags usually come that way).
+    let mut ascending = true;
     let mut passing = Vec::new();
     for t in tags.iter().filter(|t| t.index < n) {
-        let mark_at = |marks: &mut Vec<Mark>| -> usize {
-            match marks.iter().position(|m| m.at == t.index) {
+        let mut mark_at = |marks: &mut Vec<Mark>| -> usize {
+            // In order, the mark is the last one or a new one: no search.
+            let found = match marks.last() {
+                Some(m) if m.at == t.index => Some(marks.len() - 1),
+                Some(m) if ascending && m.at < t.index => None,
+                None => None,
+                _ => marks.iter().position(|m| m.at == t.index),
+            };
+            match found {
                 Some(i) => i,
                 None => {
+                    ascending &= marks.last().is_none_or(|m| m.at < t.index);
                     marks.push(Mark { at: t.index, len: None, format: None, valid_bits: None });
                     marks.len() - 1
                 }
@@ -56,4 +66,32 @@ pub(crate) fn split_tags(tags: &[ItemTag], n: usize) -> (Vec<Mark>, Vec<(usize, 
     }
     marks.sort_by_key(|m| m.at);
     (marks, passing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(index: usize, name: &str, v: usize) -> ItemTag {
+        ItemTag { index, tag: Tag::NamedUsize(name.to_string(), v) }
+    }
+
+    #[test]
+    fn marks_merge_per_item_in_any_tag_order() {
+        let tags = [
+            named(5, UNIT_LLRS_TAG, 10),
+            named(2, UNIT_LLRS_TAG, 3),
+            named(5, UNIT_FORMAT_TAG, 1),
+            ItemTag { index: 4, tag: Tag::Id(7) },
+            named(2, VALID_BITS_TAG, 1),
+            named(9, UNIT_LLRS_TAG, 4),
+            named(9, VALID_BITS_TAG, 2),
+            named(12, UNIT_LLRS_TAG, 4),
+        ];
+        let (marks, passing) = split_tags(&tags, 12);
+        let got: Vec<_> = marks.iter().map(|m| (m.at, m.len, m.format, m.valid_bits)).collect();
+        assert_eq!(got, vec![(2, Some(3), None, Some(1)), (5, Some(10), Some(1), None), (9, Some(4), None, Some(2))]);
+        assert_eq!(passing.len(), 1);
+        assert_eq!(passing[0].0, 4);
+    }
 }

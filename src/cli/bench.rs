@@ -5,7 +5,7 @@ use super::count::{count_usize, parse_count};
 use crate::codes::conv::viterbi::MAX_THREADS;
 use crate::codes::decode::{Batch, BatchDecoder, Decoded};
 use crate::codes::llr::LlrType;
-use crate::gpu::{Backend, MAX_SLOTS, select};
+use crate::gpu::{Backend, DEFAULT_SLOTS, MAX_SLOTS, select};
 use clap::{Args, ValueEnum};
 use std::time::{Duration, Instant};
 
@@ -92,7 +92,7 @@ impl BenchArgs {
         if let Some(t) = self.threads {
             anyhow::ensure!((1..=MAX_THREADS).contains(&t), "--threads {t}: give 1..={MAX_THREADS}, or leave it out for 1 and all cores");
         }
-        let slots = self.slots.unwrap_or(2);
+        let slots = self.slots.unwrap_or(DEFAULT_SLOTS);
         anyhow::ensure!((1..=MAX_SLOTS).contains(&slots), "--slots {slots}: give 1..={MAX_SLOTS}");
         let ((), choice) = select(self.backend, crate::gpu::available, || Ok(())).map_err(|e| anyhow::anyhow!("--backend gpu: {e:#}"))?;
         if let Some(why) = &choice.why_not_gpu {

@@ -6,7 +6,7 @@ use super::count::count_usize;
 use super::curve::{CurveArgs, EBN0, run_curve};
 use super::grid::Grid;
 use crate::codes::conv::{
-    ConvCode, ConvLink, ConvSetup, FrameConfig, NoisyLlrs, PuncturePattern, TileConfig, TileField, Trellis, ViterbiLlr, ViterbiMode,
+    ConvCode, ConvLink, ConvSetup, DEFAULT_GROUP, DEFAULT_TILE, FrameConfig, NoisyLlrs, PuncturePattern, TileConfig, Trellis, ViterbiLlr, ViterbiMode,
 };
 use crate::codes::decode::Batch;
 use crate::codes::llr::LlrType;
@@ -61,11 +61,6 @@ pub struct DecoderArgs {
     pub traceback: Option<String>,
 }
 
-/// Tiles unless told otherwise.
-const DEFAULT_TILE: &str = "256,20,20";
-/// Tiles per work unit unless told otherwise.
-const DEFAULT_GROUP: usize = 64;
-
 /// `gpufec ber conv`.
 #[derive(Args, Debug)]
 pub struct BerArgs {
@@ -110,14 +105,7 @@ fn code(a: &CodeArgs) -> anyhow::Result<(Arc<Trellis>, PuncturePattern)> {
 /// error names its option.
 fn tile(d: &DecoderArgs) -> anyhow::Result<TileConfig> {
     let (tile, traceback) = (d.tile.as_deref().unwrap_or(DEFAULT_TILE), d.traceback.as_deref().unwrap_or("serial"));
-    TileConfig::from_text(tile, traceback, d.group.unwrap_or(DEFAULT_GROUP)).map_err(|(field, e)| {
-        let flag = match field {
-            TileField::Tile => "--tile",
-            TileField::Traceback => "--traceback",
-            TileField::Group => "--group",
-        };
-        anyhow::anyhow!("{flag}: {e}")
-    })
+    TileConfig::from_text(tile, traceback, d.group.unwrap_or(DEFAULT_GROUP)).map_err(|(field, e)| anyhow::anyhow!("--{}: {e}", field.name()))
 }
 
 /// The decoder's mode and the counted frame.
@@ -139,40 +127,18 @@ fn mode(d: &DecoderArgs) -> anyhow::Result<(ViterbiMode, usize)> {
     }
 }
 
-/// A link with a decoder of `T` on `backend`.
-fn link<T: ViterbiLlr>(setup: ConvSetup, backend: Backend) -> anyhow::Result<Box<dyn Link>> {
+/// A link with a decoder of `T` on `backend`, and its description (saying
+/// why it is not on the GPU when `auto` fell back).
+fn link<T: ViterbiLlr>(setup: ConvSetup, backend: Backend) -> anyhow::Result<(Box<dyn Link>, String)> {
     let options = BackendOptions { backend, ..Default::default() };
     let (decoder, choice) =
         viterbi_decoder::<T>(setup.trellis.clone(), setup.mode, None, &options, ViterbiTuning::default()).with_context(|| format!("--backend {backend}"))?;
     let link = ConvLink::new(setup, decoder)?;
-    Ok(match choice.why_not_gpu {
-        Some(why) => Box::new(Described { link, why }),
-        None => Box::new(link),
-    })
-}
-
-/// A link whose description says why it is not on the GPU.
-struct Described<L> {
-    link: L,
-    why: String,
-}
-
-impl<L: Link> Link for Described<L> {
-    fn start(&mut self, x: f64, seed: u64) -> crate::codes::CodeResult<()> {
-        self.link.start(x, seed)
-    }
-    fn check(&self, x: f64) -> crate::codes::CodeResult<()> {
-        self.link.check(x)
-    }
-    fn frame_bits(&self) -> usize {
-        self.link.frame_bits()
-    }
-    fn run(&mut self, bits: u64, last: bool, tally: &mut crate::codes::sim::Tally) -> crate::codes::CodeResult<()> {
-        self.link.run(bits, last, tally)
-    }
-    fn describe(&self) -> String {
-        format!("{} (no GPU: {})", self.link.describe(), self.why)
-    }
+    let about = match choice.why_not_gpu {
+        Some(why) => format!("{} (no GPU: {why})", link.describe()),
+        None => link.describe(),
+    };
+    Ok((Box::new(link), about))
 }
 
 /// Run `gpufec ber conv`; whether Ctrl-C ended it.
@@ -180,12 +146,11 @@ pub fn ber(a: BerArgs) -> anyhow::Result<bool> {
     let (trellis, puncture) = code(&a.code)?;
     let (mode, frame_bits) = mode(&a.decoder)?;
     let setup = ConvSetup { trellis: trellis.clone(), puncture: puncture.clone(), mode, frame_bits, i8_scale: None };
-    setup.validate()?;
-    let mut link = match a.llr {
+    let (mut link, about) = match a.llr {
         LlrType::I8 => link::<i8>(setup, a.backend)?,
         LlrType::F32 => link::<f32>(setup, a.backend)?,
     };
-    println!("backend: {}", link.describe());
+    println!("backend: {about}");
     let mut p = Map::new();
     p.insert("code".into(), "conv".into());
     p.insert("k".into(), trellis.k().into());
@@ -199,6 +164,7 @@ pub fn ber(a: BerArgs) -> anyhow::Result<bool> {
         p.insert("traceback".into(), t.traceback.to_string().into());
     }
     p.insert("llr".into(), Value::from(a.llr.name()));
+    p.insert("backend".into(), about.into());
     run_curve(link.as_mut(), EBN0, &a.ebn0, &a.curve, p)
 }
 
@@ -256,7 +222,7 @@ impl Setup {
 /// both within 0.05 dB of full-frame decoding, see BENCHMARKS.md), `group`
 /// tiles to a work unit, and terminated frames of [`BENCH_FRAME_BITS`] bits.
 pub fn standard_setups(group: usize) -> anyhow::Result<Vec<Setup>> {
-    let serial = TileConfig::from_text("256,20,20", "serial", group).map_err(|(_, e)| anyhow::anyhow!("--group: {e}"))?;
+    let serial = TileConfig::from_text(DEFAULT_TILE, "serial", group).map_err(|(_, e)| anyhow::anyhow!("--group: {e}"))?;
     let parallel = TileConfig::from_text("256,20,45", "parallel:32", group).map_err(|(_, e)| anyhow::anyhow!("--group: {e}"))?;
     let frames = FrameConfig::new(BENCH_FRAME_BITS, true)?;
     Ok([ViterbiMode::Tiled(serial), ViterbiMode::Tiled(parallel), ViterbiMode::Frame(frames)].into_iter().map(Setup::new).collect())
@@ -267,12 +233,14 @@ fn bench_setups(a: &BenchConvArgs) -> anyhow::Result<Vec<Setup>> {
     let terminated = a.mode == Some(ModeArg::Terminated);
     anyhow::ensure!(a.frame.is_none() || terminated, "--frame applies to --mode terminated only");
     if terminated {
-        anyhow::ensure!(
-            a.tile.is_none() && a.traceback.is_none() && a.group.is_none(),
-            "--tile, --group and --traceback apply to tiles, not to --mode terminated"
-        );
-        let frame = FrameConfig::new(a.frame.unwrap_or(BENCH_FRAME_BITS), true).context("--frame")?;
-        return Ok(vec![Setup::new(ViterbiMode::Frame(frame))]);
+        let d = DecoderArgs {
+            mode: ModeArg::Terminated,
+            frame: Some(a.frame.unwrap_or(BENCH_FRAME_BITS)),
+            tile: a.tile.clone(),
+            group: a.group,
+            traceback: a.traceback.clone(),
+        };
+        return Ok(vec![Setup::new(mode(&d)?.0)]);
     }
     if a.tile.is_none() && a.traceback.is_none() && a.mode.is_none() {
         return standard_setups(a.group.unwrap_or(DEFAULT_GROUP));

@@ -8,7 +8,7 @@ use super::interrupt;
 use crate::codes::sim::{Ended, Link, Point, Progress, StopRule, run_point};
 use clap::Args;
 use serde_json::{Map, Value, json};
-use std::io::{IsTerminal, Write};
+use super::status_line::StatusLine;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -160,7 +160,8 @@ fn progress_line(axis: Axis, p: &Progress) -> String {
 /// Run `link` at every point of `grid` and print each point as it ends (and
 /// its progress meanwhile on stderr: one line rewritten in place on a
 /// terminal, a line every few seconds otherwise). The curve goes to
-/// `args.json` after every point. Ctrl-C ends the current point with what it
+/// `args.json` after every point, with `parameters` (the code, the decoder and
+/// its backend) and the stop rules. Ctrl-C ends the current point with what it
 /// counted, writes it, and stops; the returned flag says so.
 pub fn run_curve(
     link: &mut dyn Link,
@@ -179,26 +180,16 @@ pub fn run_curve(
         // Fail now rather than after the first point.
         std::fs::write(path, "").map_err(|e| anyhow::anyhow!("--json: cannot write {}: {e}", path.display()))?;
     }
-    parameters.insert("backend".into(), link.describe().into());
     parameters.insert("max_bits".into(), args.max_bits.into());
     parameters.insert("max_errors".into(), args.max_errors.into());
     parameters.insert("seed".into(), args.seed.into());
     let mut curve = Curve { axis, parameters, points: Vec::new() };
-    let live = std::io::stderr().is_terminal();
-    let every = Duration::from_millis(if live { 250 } else { 5000 });
+    let status = StatusLine::new();
+    let every = status.tick(Duration::from_millis(250), Duration::from_secs(5));
     interrupt::install();
     for &x in &grid.0 {
-        let point = run_point(link, x, args.seed, stop, interrupt::flag(), every, |p| {
-            if live {
-                eprint!("\r\x1b[2K{}", progress_line(axis, p));
-                let _ = std::io::stderr().flush();
-            } else {
-                eprintln!("{}", progress_line(axis, p));
-            }
-        });
-        if live {
-            eprint!("\r\x1b[2K");
-        }
+        let point = run_point(link, x, args.seed, stop, interrupt::flag(), every, |p| status.show(&progress_line(axis, p)));
+        status.clear();
         curve.points.push(point?);
         let last = curve.points.last().copied().unwrap_or_default();
         println!("{}", point_line(axis, &last));

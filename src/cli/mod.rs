@@ -10,6 +10,7 @@ mod curve;
 mod grid;
 mod info;
 mod interrupt;
+mod status_line;
 mod run;
 
 pub use bench::{BenchArgs, LlrSet, MAX_BENCH_BITS, MAX_BENCH_SECONDS, Run, Timing, time_decoder};

@@ -7,7 +7,7 @@ use super::interrupt;
 use crate::flowgraph::{BuildOptions, FlowgraphFile, Override, Progress, Summary};
 use crate::gpu::Backend;
 use clap::Args;
-use std::io::{IsTerminal, Write};
+use super::status_line::StatusLine;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -35,22 +35,11 @@ pub fn run(a: RunArgs) -> anyhow::Result<bool> {
     for d in &built.decoders {
         println!("decoder '{}': backend {d}; {}", d.block, d.describe);
     }
-    // Live figures on stderr: one line rewritten in place on a terminal, a
-    // new line every second otherwise (a log, a pipe).
-    let live = std::io::stderr().is_terminal();
-    let tick = Duration::from_millis(if live { 250 } else { 1000 });
+    let status = StatusLine::new();
+    let tick = status.tick(Duration::from_millis(250), Duration::from_secs(1));
     interrupt::install();
-    let summary = crate::flowgraph::run(built, tick, interrupt::flag(), |p| {
-        if live {
-            eprint!("\r\x1b[2K{}", progress_line(p));
-            let _ = std::io::stderr().flush();
-        } else {
-            eprintln!("{}", progress_line(p));
-        }
-    });
-    if live {
-        eprint!("\r\x1b[2K");
-    }
+    let summary = crate::flowgraph::run(built, tick, interrupt::flag(), |p| status.show(&progress_line(p)));
+    status.clear();
     let summary = summary?;
     print_summary(&summary);
     Ok(summary.interrupted)

@@ -19,8 +19,6 @@ pub trait Llr: Copy + Default + Send + Sync + PartialEq + std::fmt::Debug + 'sta
     const CERTAIN_ZERO: Self;
     /// Whether the value is a usable LLR (not NaN, not infinite).
     fn is_finite(self) -> bool;
-    /// The value as an `f32` LLR on this type's own scale.
-    fn to_f32(self) -> f32;
     /// Append channel LLRs `llrs` as this type: `f32` keeps them, `i8`
     /// quantizes them with `quantizer`. NaN or infinite input is an error and
     /// nothing is appended.
@@ -98,10 +96,6 @@ impl Llr for f32 {
     fn is_finite(self) -> bool {
         f32::is_finite(self)
     }
-    #[inline(always)]
-    fn to_f32(self) -> f32 {
-        self
-    }
     fn from_llrs(llrs: &[f32], _quantizer: &Quantizer, out: &mut Vec<f32>) -> CodeResult<()> {
         check_finite(llrs)?;
         out.extend_from_slice(llrs);
@@ -118,10 +112,6 @@ impl Llr for i8 {
     #[inline(always)]
     fn is_finite(self) -> bool {
         true
-    }
-    #[inline(always)]
-    fn to_f32(self) -> f32 {
-        self as f32
     }
     fn from_llrs(llrs: &[f32], quantizer: &Quantizer, out: &mut Vec<i8>) -> CodeResult<()> {
         quantizer.quantize(llrs, out)

@@ -27,7 +27,7 @@ pub use compile::nvrtc_available;
 pub use kernel_cache::kernel_cache_status;
 pub use device::{DeviceInfo, available, devices};
 pub use host_pool::{MAX_HOST_THREADS, default_host_threads};
-pub use pipeline::{BatchSplit, MAX_SLOTS, PipelineOptions};
+pub use pipeline::{BatchSplit, DEFAULT_SLOTS, MAX_SLOTS, PipelineOptions};
 pub use selftest::pipeline_selftest;
 pub use sources::{SOURCES, source};
 pub use viterbi::{

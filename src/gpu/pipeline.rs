@@ -20,6 +20,9 @@ use std::sync::Arc;
 /// Most pipeline slots (batches in flight) a decoder may ask for.
 pub const MAX_SLOTS: usize = 16;
 
+/// Pipeline slots unless told: one batch computes while the next copies.
+pub const DEFAULT_SLOTS: usize = 2;
+
 /// How a GPU decoder moves batches, whatever its code family.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PipelineOptions {
@@ -40,7 +43,7 @@ pub struct PipelineOptions {
 
 impl Default for PipelineOptions {
     fn default() -> Self {
-        Self { device: 0, slots: 2, batch_units: 0, host_threads: 0, poison: None }
+        Self { device: 0, slots: DEFAULT_SLOTS, batch_units: 0, host_threads: 0, poison: None }
     }
 }
 

@@ -2,6 +2,7 @@
 //! into batches, keeps batches in flight, and hands the bits back in order
 //! with the stream's tags and a report per unit.
 
+use super::DecoderOptions;
 use super::stats::DecoderStats;
 use crate::blocks::unit_tags::{UNIT_REPORT_TAG, split_tags};
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitShape, UnitSpan};
@@ -11,26 +12,14 @@ use futuresdr::runtime::dev::Tag;
 use futuresdr::runtime::dev::prelude::*;
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-/// What the engine was told to do beyond decoding.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct EngineOptions {
-    /// Longest a cut unit waits for its batch to fill before a partial batch
-    /// is submitted.
-    pub max_latency: Duration,
-    /// Tag the first bit of every unit with its report.
-    pub report_tags: bool,
-    /// Write soft output.
-    pub soft: bool,
-}
+use std::time::Instant;
 
 pub(crate) struct Engine<T: CpuSample + Copy> {
     cutter: Box<dyn Cutter<T>>,
     decoder: Box<dyn BatchDecoder<T>>,
     shapes: Vec<UnitShape>,
     limit: BatchLimit,
-    options: EngineOptions,
+    options: DecoderOptions,
     /// Units cut and not yet submitted.
     pending: Cut<T>,
     /// When each pending unit was cut, oldest first: the latency bound counts
@@ -64,7 +53,7 @@ pub(crate) struct Engine<T: CpuSample + Copy> {
 const CUT_CHUNK_BYTES: usize = 4 << 20;
 
 impl<T: CpuSample + Copy> Engine<T> {
-    pub fn new(cutter: Box<dyn Cutter<T>>, decoder: Box<dyn BatchDecoder<T>>, options: EngineOptions) -> anyhow::Result<Self> {
+    pub fn new(cutter: Box<dyn Cutter<T>>, decoder: Box<dyn BatchDecoder<T>>, options: DecoderOptions) -> anyhow::Result<Self> {
         let shapes = decoder.shapes().to_vec();
         anyhow::ensure!(!shapes.is_empty(), "the decoder declares no unit format");
         let limit = decoder.limit();
@@ -192,7 +181,9 @@ impl<T: CpuSample + Copy> Engine<T> {
             self.note_cut(before);
             return Ok(true);
         }
-        let n = items.len().min((CUT_CHUNK_BYTES / size_of::<T>().max(1)).max(1));
+        // No more than the input buffer: a piece far larger than a batch would
+        // be moved down once per batch submitted from it.
+        let n = items.len().min(self.input_buffer_items());
         let (marks, passing) = split_tags(tags, n);
         self.check_marks(&marks)?;
         self.in_tags.extend(passing.into_iter().map(|(i, t)| (self.taken + i as u64, t)));
@@ -292,7 +283,7 @@ impl<T: CpuSample + Copy> Engine<T> {
                 if *pos >= unit.origin + own {
                     break;
                 }
-                let (pos, tag) = self.in_tags.pop_front().unwrap_or((0, Tag::Id(0)));
+                let Some((pos, tag)) = self.in_tags.pop_front() else { break };
                 // Own items map onto the unit's bits in proportion; a padded unit's own
                 // items run past the stream's end, so scale by all its bits, then clip.
                 let offset = (pos.saturating_sub(unit.origin) * report.bits as u64 / own).min(keep.saturating_sub(1) as u64);

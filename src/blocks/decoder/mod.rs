@@ -8,7 +8,7 @@ pub use stats::{DecoderCounts, DecoderStats};
 use super::{FirstError, Reporting, stream};
 use crate::codes::decode::{BatchDecoder, UnitInput};
 use crate::codes::framing::{BlockCutter, Cutter};
-use engine::{Engine, EngineOptions};
+use engine::Engine;
 use futuresdr::runtime::dev::prelude::*;
 use std::sync::Arc;
 use std::time::Duration;
@@ -113,7 +113,7 @@ fn parts<T: CpuSample + Copy>(
             Box::new(BlockCutter::marked(first, longest)?)
         }
     };
-    let engine = Engine::new(cutter, decoder, EngineOptions { max_latency: options.max_latency, report_tags: options.report_tags, soft: options.soft })?;
+    let engine = Engine::new(cutter, decoder, options)?;
     let mut input = DefaultCpuReader::default();
     input.set_min_buffer_size_in_items(engine.input_buffer_items());
     let soft = if options.soft { vec![stream::output()] } else { Vec::new() };

@@ -98,11 +98,6 @@ impl BpskAwgn {
     pub fn new(ebn0_db: f64, rate: f64, seed: u64) -> CodeResult<Self> {
         Ok(Self { awgn: Awgn::new(ebn0_db, rate, seed)? })
     }
-
-    /// The AWGN underneath.
-    pub fn awgn(&self) -> &Awgn {
-        &self.awgn
-    }
 }
 
 impl Channel for BpskAwgn {

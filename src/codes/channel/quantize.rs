@@ -1,6 +1,7 @@
 //! Saturating `f32 → i8` LLR quantizer with an explicit scale.
 
-use crate::codes::error::{CodeError, CodeResult, invalid};
+use crate::codes::error::{CodeResult, invalid};
+use crate::codes::llr::check_finite;
 
 /// Largest quantized magnitude. −128 is never produced, so negation is safe.
 pub const I8_LLR_MAX: i8 = 127;
@@ -55,9 +56,7 @@ impl Quantizer {
     /// Quantize `llrs`, appending to `out`. NaN or infinite input is an error
     /// and nothing is appended.
     pub fn quantize(&self, llrs: &[f32], out: &mut Vec<i8>) -> CodeResult<()> {
-        if let Some(index) = llrs.iter().position(|v| !v.is_finite()) {
-            return Err(CodeError::NonFiniteLlr { index });
-        }
+        check_finite(llrs)?;
         out.extend(llrs.iter().map(|&l| self.one(l)));
         Ok(())
     }

@@ -51,7 +51,7 @@ impl ConvCode {
     /// ```
     pub fn k7_standard(n: usize) -> Option<Self> {
         let polys = match n {
-            2 => vec![0o171, 0o133],
+            2 => return Some(Self::k7_171_133()),
             3 => vec![0o133, 0o171, 0o165],
             4 => vec![0o133, 0o171, 0o145, 0o133],
             _ => return None,

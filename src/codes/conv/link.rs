@@ -70,18 +70,15 @@ impl ConvSetup {
 
     /// LLRs per work unit of a decoder of plain (depunctured) units.
     pub fn unit_llrs(&self) -> usize {
-        let n = self.trellis.n();
-        match self.mode {
-            ViterbiMode::Tiled(t) => t.unit_stages() * n,
-            ViterbiMode::Frame(f) => f.stages(self.trellis.k()) * n,
-        }
+        self.mode.unit_stages(self.trellis.k()) * self.trellis.n()
     }
 
     /// The transmitter of one point: bits from `seed`, noise from its
     /// [`noise_seed`], at `ebn0_db`.
     fn transmitter(&self, ebn0_db: f64, seed: u64) -> CodeResult<Transmitter<Punctured<ConvEncoder>, BpskAwgn>> {
-        let channel = BpskAwgn::new(ebn0_db, self.effective_rate()?, noise_seed(seed))?;
-        Ok(Transmitter::new(seed, self.encoder()?, channel))
+        let encoder = self.encoder()?;
+        let channel = BpskAwgn::new(ebn0_db, encoder.rate(), noise_seed(seed))?;
+        Ok(Transmitter::new(seed, encoder, channel))
     }
 }
 
@@ -101,7 +98,6 @@ struct PointState<T> {
     tiler: Option<Tiler<T>>,
     /// Bits sent and not yet matched by decoded ones (the tiler holds some back).
     reference: Vec<u8>,
-    info: Vec<u8>,
     llrs: Vec<f32>,
     converted: Vec<T>,
     depunctured: Vec<T>,
@@ -123,11 +119,6 @@ impl<T: Llr> ConvLink<T> {
         }
         Ok(Self { setup, decoder, point: None })
     }
-
-    /// The setup.
-    pub fn setup(&self) -> &ConvSetup {
-        &self.setup
-    }
 }
 
 impl<T: Llr> Link for ConvLink<T> {
@@ -142,7 +133,6 @@ impl<T: Llr> Link for ConvLink<T> {
                 ViterbiMode::Frame(_) => None,
             },
             reference: Vec::new(),
-            info: Vec::new(),
             llrs: Vec::new(),
             converted: Vec::new(),
             depunctured: Vec::new(),
@@ -167,10 +157,9 @@ impl<T: Llr> Link for ConvLink<T> {
             // Frames decode whole: round up to a frame.
             want = want.next_multiple_of(f.frame);
         }
-        st.info.clear();
         st.llrs.clear();
-        st.tx.send(want, &mut st.info, &mut st.llrs)?;
-        st.reference.extend_from_slice(&st.info);
+        // The bits go straight behind those still awaiting their decoded twins.
+        st.tx.send(want, &mut st.reference, &mut st.llrs)?;
         st.converted.clear();
         T::from_llrs(&st.llrs, &st.quantizer, &mut st.converted)?;
         st.depunctured.clear();
@@ -237,11 +226,6 @@ impl<T: Llr> NoisyLlrs<T> {
     pub fn new(setup: &ConvSetup, ebn0_db: f64, seed: u64) -> CodeResult<Self> {
         setup.validate()?;
         Ok(Self { setup: setup.clone(), tx: setup.transmitter(ebn0_db, seed)?, quantizer: setup.quantizer(ebn0_db)?, sent: Vec::new(), info: Vec::new() })
-    }
-
-    /// The information bits sent so far.
-    pub fn info(&self) -> &[u8] {
-        &self.info
     }
 
     /// The channel LLRs of the first `bits` information bits (whole frames

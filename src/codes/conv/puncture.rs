@@ -225,6 +225,12 @@ impl Puncturer {
 
     /// Append the kept items of `input` to `out`.
     pub fn puncture<T: Copy>(&mut self, input: &[T], out: &mut Vec<T>) {
+        let phase = &mut self.phase;
+        if phase.pattern.is_identity() {
+            out.extend_from_slice(input);
+            phase.pos = (phase.pos + input.len()) % (phase.pattern.n() * phase.pattern.period());
+            return;
+        }
         for &x in input {
             if self.phase.advance() {
                 out.push(x);
@@ -268,6 +274,10 @@ impl<E: Encoder> Punctured<E> {
 
 impl<E: Encoder> Encoder for Punctured<E> {
     fn encode(&mut self, bits: &[u8], out: &mut Vec<u8>) -> CodeResult<()> {
+        if self.puncturer.phase.pattern.is_identity() {
+            // Nothing to drop: no intermediate copy (rate 1/n links send every bit).
+            return self.inner.encode(bits, out);
+        }
         self.coded.clear();
         self.inner.encode(bits, &mut self.coded)?;
         self.puncturer.puncture(&self.coded, out);

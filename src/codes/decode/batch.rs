@@ -2,6 +2,7 @@
 
 use super::BatchLimit;
 use crate::codes::error::{CodeError, CodeResult, invalid};
+use crate::codes::llr::{Llr, check_finite};
 
 /// Where one unit of a [`Batch`] lies in the batch's buffer, and its format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -175,5 +176,23 @@ impl<'a, T> Batch<'a, T> {
                 (Self { items: self.items, layout: Layout::Spans(a) }, Self { items: self.items, layout: Layout::Spans(b) })
             }
         })
+    }
+}
+
+impl<T: Llr> Batch<'_, T> {
+    /// Check that every LLR of units `units` is finite; an error names the
+    /// first bad one by its index in the batch's buffer. Units end to end are
+    /// checked in one vectorised pass.
+    pub fn check_finite(&self, units: std::ops::Range<usize>) -> CodeResult<()> {
+        let at = |start: usize, r: CodeResult<()>| {
+            r.map_err(|e| match e {
+                CodeError::NonFiniteLlr { index } => CodeError::NonFiniteLlr { index: start + index },
+                e => e,
+            })
+        };
+        match self.layout {
+            Layout::Uniform(len) => at(units.start * len, check_finite(&self.items[units.start * len..units.end * len])),
+            Layout::Spans(s) => s[units].iter().try_for_each(|s| at(s.start, check_finite(&self.items[s.start..s.start + s.len]))),
+        }
     }
 }

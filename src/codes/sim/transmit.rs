@@ -45,9 +45,4 @@ impl<E: Encoder, C: Channel<In = u8>> Transmitter<E, C> {
         self.encoder.encode(&info[at..], &mut self.coded)?;
         self.channel.transmit(&self.coded, received)
     }
-
-    /// The encoder.
-    pub fn encoder(&self) -> &E {
-        &self.encoder
-    }
 }

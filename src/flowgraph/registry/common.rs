@@ -91,7 +91,7 @@ pub(super) const KINDS: &[Kind] = &[
         add: |a, asm| {
             let stop = BerStop { max_bits: a.count_opt("max_bits")?, max_errors: a.count_opt("max_errors")? };
             stop.validate().map_err(|(field, why)| a.invalid(field, why))?;
-            let frame_bits = a.size_in("frame_bits", 1..=usize::MAX)?;
+            let frame_bits = a.size("frame_bits")?;
             let sink = a.about("frame_bits", BerSink::new(frame_bits, stop))?.report_to(&asm.errors);
             let counters = sink.counters();
             let id = asm.add(sink)?;

@@ -3,10 +3,10 @@
 
 use super::super::assembly::Assembly;
 use super::super::params::{Args, Literal, Param, ParamType};
-use super::groups::{BACKEND, DECODER_BLOCK, LLR, backend_options, build_decoder, decoder_options, decoder_ports, llr_type, same_llr_in_out};
+use super::groups::{BACKEND, DECODER_BLOCK, LLR, backend_options, build_decoder, by_llr, decoder_options, decoder_ports, llr_type, same_llr_in_out};
 use super::{Kind, StreamType, io};
 use crate::blocks::{ConvEncoder, Depuncture, Framer, Puncture, Reporting, ViterbiDecoder};
-use crate::codes::conv::{self, ConvCode, EncoderMode, FrameConfig, MAX_K, MAX_N, MIN_K, PuncturePattern, TileConfig, TileField, Tiler, Trellis, ViterbiLlr, ViterbiMode};
+use crate::codes::conv::{self, ConvCode, EncoderMode, FrameConfig, MAX_K, MAX_N, MIN_K, PuncturePattern, TileConfig, Tiler, Trellis, ViterbiLlr, ViterbiMode};
 use crate::codes::framing::{BlockCutter, Cutter, MAX_UNIT_ITEMS};
 use crate::codes::llr::Llr;
 use crate::gpu::{ViterbiTuning, viterbi_decoder};
@@ -146,27 +146,14 @@ const DEPUNCTURE: Param = Param::with_default(
      multiple, else the block (tiled streams only). Give all three blocks the same value, rate and tile",
 );
 const TILE: Param =
-    Param::with_default("tile", ParamType::Text, Literal::Text("256,20,20"), "Viterbi tile f,v1,v2 in stages");
-const GROUP: Param = Param::with_default("group", ParamType::Count, Literal::Count(64), "tiles per work unit");
+    Param::with_default("tile", ParamType::Text, Literal::Text(conv::DEFAULT_TILE), "Viterbi tile f,v1,v2 in stages");
+const GROUP: Param = Param::with_default("group", ParamType::Count, Literal::Count(conv::DEFAULT_GROUP as u64), "tiles per work unit");
 const TRACEBACK: Param = Param::with_default(
     "traceback",
     ParamType::Text,
     Literal::Text("serial"),
     "serial, or parallel:F0 (subframes of F0 stages)",
 );
-
-/// Add the block with `i8` or `f32` LLRs, as its `llr` parameter says.
-fn by_llr(
-    a: &Args,
-    asm: &mut Assembly,
-    i8: impl FnOnce(&Args, &mut Assembly) -> anyhow::Result<BlockId>,
-    f32: impl FnOnce(&Args, &mut Assembly) -> anyhow::Result<BlockId>,
-) -> anyhow::Result<BlockId> {
-    match llr_type(a)? {
-        StreamType::I8 => i8(a, asm),
-        _ => f32(a, asm),
-    }
-}
 
 fn trellis(a: &Args) -> anyhow::Result<Arc<Trellis>> {
     let k = a.count("k")?;
@@ -218,16 +205,7 @@ fn punctured(a: &Args, role: &str, n: usize) -> anyhow::Result<Option<PuncturePa
 fn tile(a: &Args) -> anyhow::Result<TileConfig> {
     let traceback = if a.has("traceback") { a.text("traceback")? } else { "serial" };
     let group = a.size("group")?;
-    TileConfig::from_text(a.text("tile")?, traceback, group).map_err(|(field, e)| {
-        a.invalid(
-            match field {
-                TileField::Tile => "tile",
-                TileField::Traceback => "traceback",
-                TileField::Group => "group",
-            },
-            e,
-        )
-    })
+    TileConfig::from_text(a.text("tile")?, traceback, group).map_err(|(field, e)| a.invalid(field.name(), e))
 }
 
 /// The tiler of a stream of `n` LLRs per stage, punctured when the decoder

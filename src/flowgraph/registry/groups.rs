@@ -5,9 +5,10 @@
 use super::super::assembly::Assembly;
 use super::super::params::{Args, Literal, Param, ParamType};
 use super::{Ports, StreamType, io};
-use crate::blocks::DecoderOptions;
+use crate::blocks::{DEFAULT_MAX_LATENCY, DecoderOptions};
 use crate::codes::conv::viterbi::MAX_THREADS;
-use crate::gpu::{Backend, BackendOptions, MAX_HOST_THREADS, MAX_SLOTS, PipelineOptions};
+use crate::gpu::{Backend, BackendOptions, DEFAULT_SLOTS, MAX_HOST_THREADS, MAX_SLOTS, PipelineOptions};
+use futuresdr::runtime::BlockId;
 use std::time::Duration;
 
 /// Most work units a GPU batch may be asked to hold (the pipeline also bounds
@@ -33,7 +34,7 @@ pub(super) const BACKEND: &[Param] = &[
     ),
     Param::with_default("threads", ParamType::Count, Literal::Count(0), "CPU decoder threads (0 = all cores; at most 1024)"),
     Param::with_default("gpu_device", ParamType::Count, Literal::Count(0), "CUDA device index"),
-    Param::with_default("gpu_slots", ParamType::Count, Literal::Count(2), "GPU pipeline slots (batches in flight), 1..=16"),
+    Param::with_default("gpu_slots", ParamType::Count, Literal::Count(DEFAULT_SLOTS as u64), "GPU pipeline slots (batches in flight), 1..=16"),
     Param::with_default(
         "gpu_batch_units",
         ParamType::Count,
@@ -53,7 +54,7 @@ pub(super) const DECODER_BLOCK: &[Param] = &[
     Param::with_default(
         "max_latency_ms",
         ParamType::Count,
-        Literal::Count(100),
+        Literal::Count(DEFAULT_MAX_LATENCY.as_millis() as u64),
         "when the input stalls, decode a partial batch after this many milliseconds (at most 3600000)",
     ),
     Param::with_default("report_tags", ParamType::Flag, Literal::Flag(false), "tag each unit's first bit with its decoding report"),
@@ -74,6 +75,19 @@ pub(super) const DECODER_BLOCK: &[Param] = &[
 /// The LLR stream type the `llr` field names.
 pub(super) fn llr_type(a: &Args) -> anyhow::Result<StreamType> {
     Ok(if a.text("llr")? == "i8" { StreamType::I8 } else { StreamType::F32 })
+}
+
+/// Add the block with `i8` or `f32` LLRs, as its `llr` parameter says.
+pub(super) fn by_llr(
+    a: &Args,
+    asm: &mut Assembly,
+    i8: impl FnOnce(&Args, &mut Assembly) -> anyhow::Result<BlockId>,
+    f32: impl FnOnce(&Args, &mut Assembly) -> anyhow::Result<BlockId>,
+) -> anyhow::Result<BlockId> {
+    match llr_type(a)? {
+        StreamType::I8 => i8(a, asm),
+        _ => f32(a, asm),
+    }
 }
 
 /// Ports of a block that passes LLRs of one type on.

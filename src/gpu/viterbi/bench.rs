@@ -8,11 +8,11 @@
 //! BENCHMARKS.md.
 
 use super::{GpuViterbi, SurvivorMemory, ViterbiTuning, kernel::lcm};
-use crate::codes::conv::{ConvCode, ConvSetup, Depuncturer, NoisyLlrs, PuncturePattern, TileConfig, Traceback, Trellis, ViterbiMode};
+use crate::codes::conv::{ConvCode, ConvSetup, DEFAULT_GROUP, Depuncturer, NoisyLlrs, PuncturePattern, TileConfig, Traceback, Trellis, ViterbiMode};
 use crate::codes::decode::{Batch, BatchDecoder};
 use crate::codes::llr::Llr;
 use crate::gpu::bench::{GpuBench, copy_engine, end_to_end, host_floor, kernel_only};
-use crate::gpu::pipeline::{BatchSplit, PipelineOptions};
+use crate::gpu::pipeline::{BatchSplit, DEFAULT_SLOTS, PipelineOptions};
 use crate::gpu::default_host_threads;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -44,7 +44,7 @@ pub struct GpuBenchOptions {
 
 impl Default for GpuBenchOptions {
     fn default() -> Self {
-        Self { device: 0, slots: 2, reps: 20, batches: 48, tables: true, group: 64 }
+        Self { device: 0, slots: DEFAULT_SLOTS, reps: 20, batches: 48, tables: true, group: DEFAULT_GROUP }
     }
 }
 
@@ -54,7 +54,7 @@ impl<T: Llr> GpuBench<T> for GpuViterbi<T> {
     }
 
     fn last_split(&self) -> BatchSplit {
-        self.pipe.last_split()
+        GpuViterbi::last_split(self)
     }
 }
 

@@ -4,8 +4,7 @@
 
 use crate::codes::conv::{PuncturePattern, TileConfig, Tiler, Trellis};
 use crate::codes::decode::Batch;
-use crate::codes::error::CodeError;
-use crate::codes::llr::{Llr, LlrType, all_finite, check_finite};
+use crate::codes::llr::{Llr, LlrType, all_finite};
 use crate::gpu::device::cuda;
 use crate::gpu::pipeline::{SlotBuffers, par_chunks, par_units};
 use crate::gpu::stream_copy::stream_copy;
@@ -188,11 +187,7 @@ pub(super) fn stage_units<T: Llr>(host: &mut [T], batch: &Batch<'_, T>, unit_len
     }
     if !finite.into_inner() {
         // Name the LLR by its place in the batch, not in this chunk.
-        for u in range {
-            if let Err(CodeError::NonFiniteLlr { index }) = check_finite(batch.unit(u)) {
-                return Err(CodeError::NonFiniteLlr { index: batch.span(u).start + index }.into());
-            }
-        }
+        batch.check_finite(range)?;
     }
     Ok(())
 }

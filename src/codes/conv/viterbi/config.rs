@@ -15,9 +15,26 @@ pub enum TileField {
     Group,
 }
 
+impl TileField {
+    /// The field's name in flowgraph files and, after `--`, on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            TileField::Tile => "tile",
+            TileField::Traceback => "traceback",
+            TileField::Group => "group",
+        }
+    }
+}
+
 /// Largest tile or subframe length accepted, in stages; keeps decision memory
 /// per tile bounded and every metric far from overflow.
 pub const MAX_TILE_STAGES: usize = 1 << 16;
+
+/// Tile f,v1,v2 unless told: serial traceback with v1 = v2 = 20 loses under
+/// 0.05 dB against the full-frame decoder at K = 7 (BENCHMARKS.md, Table II).
+pub const DEFAULT_TILE: &str = "256,20,20";
+/// Tiles per work unit unless told.
+pub const DEFAULT_GROUP: usize = 64;
 
 /// How a tile's decisions are traced back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -249,6 +266,25 @@ pub enum ViterbiMode {
     Tiled(TileConfig),
     /// Whole frames.
     Frame(FrameConfig),
+}
+
+impl ViterbiMode {
+    /// Trellis stages of one work unit of a code of constraint length `k`:
+    /// a group of tiles with their overlaps, or a frame with its tail.
+    pub fn unit_stages(&self, k: u32) -> usize {
+        match self {
+            ViterbiMode::Tiled(t) => t.unit_stages(),
+            ViterbiMode::Frame(f) => f.stages(k),
+        }
+    }
+
+    /// Information bits one work unit decodes to.
+    pub fn unit_bits(&self) -> usize {
+        match self {
+            ViterbiMode::Tiled(t) => t.unit_bits(),
+            ViterbiMode::Frame(f) => f.frame,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,6 @@ use crate::codes::conv::viterbi::scalar;
 use crate::codes::conv::viterbi::simd::{Kernel, SimdLevel, Workspace};
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
 use crate::codes::error::{CodeError, CodeResult, invalid};
-use crate::codes::llr::check_finite;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -73,11 +72,7 @@ impl<T: ViterbiLlr> CpuViterbi<T> {
             ViterbiMode::Frame(_) => Vec::new(),
         };
         let kernel = Kernel::new(&trellis, SimdLevel::detect())?;
-        let n = trellis.n();
-        let shape = match mode {
-            ViterbiMode::Tiled(t) => UnitShape::exact(t.unit_stages() * n, t.unit_bits()),
-            ViterbiMode::Frame(f) => UnitShape::exact(f.stages(trellis.k()) * n, f.frame),
-        };
+        let shape = UnitShape::exact(mode.unit_stages(trellis.k()) * trellis.n(), mode.unit_bits());
         Ok(Self {
             trellis,
             mode,
@@ -130,16 +125,7 @@ impl<T: ViterbiLlr> CpuViterbi<T> {
                 out.len()
             )));
         }
-        match batch.uniform_len() {
-            Some(_) => check_finite(batch.items()),
-            None => batch.spans_iter().try_for_each(|s| {
-                check_finite(&batch.items()[s.start..s.start + s.len])
-                    .map_err(|e| match e {
-                        CodeError::NonFiniteLlr { index } => CodeError::NonFiniteLlr { index: s.start + index },
-                        e => e,
-                    })
-            }),
-        }?;
+        batch.check_finite(0..units)?;
         // The pieces a thread may take: tiles (each independent) or frames.
         let (jobs, job_bits) = match self.mode {
             ViterbiMode::Tiled(t) => (units * t.group, t.f),

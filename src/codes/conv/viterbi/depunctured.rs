@@ -5,8 +5,8 @@
 use crate::codes::conv::viterbi::config::TileConfig;
 use crate::codes::conv::{Depuncturer, PuncturePattern, Tiler};
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitShape, check_batch};
-use crate::codes::error::{CodeError, CodeResult, invalid};
-use crate::codes::llr::{Llr, check_finite};
+use crate::codes::error::{CodeResult, invalid};
+use crate::codes::llr::Llr;
 
 /// Decodes the units of a punctured [`Tiler`] with a decoder of plain units.
 ///
@@ -50,7 +50,7 @@ impl<T: Llr> DepuncturedUnits<T> {
         let tiler = Tiler::<T>::punctured(tile, pattern.clone())?;
         let full = tile.unit_stages() * pattern.n();
         let inner_shape = inner.shapes()[0];
-        if inner.shapes().len() != 1 || !inner_shape.accepts(full) || inner_shape.items != full {
+        if inner.shapes().len() != 1 || inner_shape.items != full {
             return Err(invalid!(
                 "the decoder takes units of {} LLRs, not the {full} of {} stages of {} LLRs",
                 inner_shape.items,
@@ -81,12 +81,7 @@ impl<T: Llr> BatchDecoder<T> for DepuncturedUnits<T> {
     fn submit(&mut self, batch: &Batch<'_, T>) -> CodeResult<()> {
         check_batch(batch, &self.shape, self.limit())?;
         // Here, so that a bad LLR is named by its place in the caller's units.
-        for i in 0..batch.units() {
-            check_finite(batch.unit(i)).map_err(|e| match e {
-                CodeError::NonFiniteLlr { index } => CodeError::NonFiniteLlr { index: batch.span(i).start + index },
-                e => e,
-            })?;
-        }
+        batch.check_finite(0..batch.units())?;
         self.buf.clear();
         for i in 0..batch.units() {
             self.depuncturer.restart_at(self.phase);
@@ -117,7 +112,7 @@ impl<T: Llr> BatchDecoder<T> for DepuncturedUnits<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codes::channel::{Awgn, bpsk_map};
+    use crate::codes::channel::{BpskAwgn, Channel};
     use crate::codes::conv::{ConvCode, ConvEncoder, CpuViterbi, EncoderMode, Puncturer, Traceback, Trellis, ViterbiMode};
     use rand::{Rng, SeedableRng, rngs::SmallRng};
     use std::sync::Arc;
@@ -139,11 +134,8 @@ mod tests {
             ConvEncoder::new(trellis.clone(), EncoderMode::Streaming).unwrap().encode(&info, &mut coded).unwrap();
             let mut sent = Vec::new();
             Puncturer::new(p.clone()).puncture(&coded, &mut sent);
-            let mut y = Vec::new();
-            bpsk_map(&sent, &mut y);
-            let mut ch = Awgn::new(3.0, p.rate(), r.random()).unwrap();
-            ch.add_noise(&mut y);
-            let llrs: Vec<f32> = y.iter().map(|&v| ch.llr_gain() * v).collect();
+            let mut llrs = Vec::new();
+            BpskAwgn::new(3.0, p.rate(), r.random()).unwrap().transmit(&sent, &mut llrs).unwrap();
             let decode = |tiler: &mut Tiler<f32>, llrs: &[f32], dec: &mut dyn BatchDecoder<f32>| {
                 let mut units = Vec::new();
                 tiler.push(llrs, &mut units);
