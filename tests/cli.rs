@@ -161,6 +161,8 @@ fn hostile_inputs_get_clear_errors() {
     rejected(&["ber", "conv", "--ebn0", "0:1e-300:1"], "at most 1000");
     // Every point is checked before the first runs; options that do not apply are refused.
     fails(&["ber", "conv", "--ebn0", "3,100", "--max-bits", "1e4"], &["--ebn0", "100 dB is outside"]);
+    let o = gpufec(&["ber", "conv", "--ebn0", "3,100", "--max-bits", "1e4"]);
+    assert!(!stdout(&o).contains("Eb/N0"), "the good point ran before the bad one was refused: {}", stdout(&o));
     fails(&["ber", "conv", "--ebn0", "3", "--k", "3"], &["--k 3", "--polys"]);
     fails(&["ber", "conv", "--ebn0", "3", "--mode", "terminated", "--group", "5"], &["--group", "not to --mode terminated"]);
     fails(&["bench", "conv", "--backend", "cpu", "--slots", "4", "--bits", "1e4"], &["--slots", "the GPU"]);
@@ -184,6 +186,48 @@ fn hostile_inputs_get_clear_errors() {
     // A BER sink told to count nothing reports no BER of 0.
     fails(&["run", SHIPPED, "--set", "ber.max_bits=0"], &["block 'ber'", "field 'max_bits'", "count nothing"]);
     fails(&["run", SHIPPED, "--set", "ber.max_errors=0"], &["block 'ber'", "field 'max_errors'"]);
+}
+
+/// Every option and flowgraph field the platform added or bounded, tried
+/// zero, huge, negative, NaN, empty and of the wrong kind: one clear error each.
+#[test]
+fn new_options_and_fields_refuse_hostile_values() {
+    // Command line: zero, NaN and empty.
+    fails(&["bench", "conv", "--bits", "0"], &["--bits 0", "measures nothing"]);
+    fails(&["bench", "conv", "--threads", "0", "--bits", "1e4"], &["--threads 0", "1..=1024"]);
+    fails(&["bench", "conv", "--slots", "0", "--bits", "1e4"], &["--slots 0", "1..=16"]);
+    fails(&["bench", "conv", "--seconds", "nan", "--bits", "1e4"], &["--seconds", "0 to 3600"]);
+    rejected(&["ber", "conv", "--ebn0", "nan"], "Eb/N0 'nan'");
+    rejected(&["ber", "conv", "--ebn0", ""], "Eb/N0 ''");
+    fails(&["ber", "conv", "--ebn0", "1e300"], &["--ebn0", "Eb/N0 = 1e300 dB is outside"]);
+    fails(&["ber", "conv", "--ebn0", "4", "--max-bits", "0"], &["--max-bits", "simulates nothing"]);
+    fails(&["ber", "conv", "--ebn0", "4", "--max-errors", "0"], &["--max-errors", "before the first bit"]);
+    fails(&["ber", "conv", "--ebn0", "4", "--group", "0"], &["--group", "0 tiles"]);
+    fails(&["ber", "conv", "--ebn0", "4", "--frame", "0"], &["--frame", "0 bits"]);
+    fails(&["ber", "conv", "--ebn0", "4", "--mode", "terminated", "--frame", "0"], &["--frame", "0 bits"]);
+    fails(&["ber", "conv", "--ebn0", "4", "--mode", "terminated", "--frame", "1e9"], &["--frame", "exceeds the limit"]);
+    // Flowgraph fields: a choice not offered, a flag that is not true or false.
+    fails(&["run", SHIPPED, "--set", "awgn.samples=c32"], &["block 'awgn'", "field 'samples'", "f32, cf32"]);
+    fails(&["run", SHIPPED, "--set", "bpsk.samples=cf32"], &["bpsk.output carries cf32 but awgn.input takes f32"]);
+    fails(&["run", SHIPPED, "--set", "decoder.input=bogus"], &["field 'input'", "units, stream"]);
+    fails(&["run", SHIPPED, "--set", "decoder.report_tags=maybe"], &["field 'report_tags'", "true or false"]);
+    fails(&["run", SHIPPED, "--set", "decoder.soft_output=1"], &["field 'soft_output'", "true or false"]);
+    fails(&["run", SHIPPED, "--set", "decoder.max_latency_ms=-1"], &["field 'max_latency_ms'", "≥ 0"]);
+    // Sizes: zero and huge.
+    fails(&["run", SHIPPED, "--set", "puncture.n=0"], &["block 'puncture'", "field 'n'", "outside 2..=4"]);
+    fails(&["run", SHIPPED, "--set", "depuncture.n=1e9"], &["block 'depuncture'", "field 'n'", "outside 2..=4"]);
+    fails(&["run", SHIPPED, "--set", "decoder.gpu_device=1e9"], &["field 'gpu_device'", "outside"]);
+    fails(&["run", SHIPPED, "--set", "decoder.gpu_batch_units=1e12"], &["field 'gpu_batch_units'", "outside"]);
+    fails(&["run", SHIPPED, "--set", "decoder.gpu_host_threads=1e9"], &["field 'gpu_host_threads'", "outside 0..=1024"]);
+    fails(&["run", SHIPPED, "--set", "ber.frame_bits=0"], &["block 'ber'", "field 'frame_bits'", "at least 1"]);
+    // The quantizer's scale: both ways at once, Eb/N0 NaN and huge, rate 0.
+    fails(&["run", SHIPPED, "--set", "quantize.ebn0_db=4"], &["block 'quantize'", "either scale, or ebn0_db and rate"]);
+    fails(&["run", SHIPPED, "--set", "awgn.ebn0_db=nan"], &["field 'ebn0_db'", "expected a number"]);
+    let matched = |more: &str| std::fs::read_to_string(SHIPPED).unwrap().replace("scale = 6.3697147", more);
+    let huge = temp_file("quantize-huge.toml", &matched("ebn0_db = 1e300\nrate = \"1/2\"\n#"));
+    fails(&["run", &huge], &["block 'quantize'", "field 'ebn0_db'", "1e300 dB is outside"]);
+    let zero = temp_file("quantize-zero-rate.toml", &matched("ebn0_db = 4\nrate = \"0\"\n#"));
+    fails(&["run", &zero], &["block 'quantize'", "field 'rate'", "in (0, 1]"]);
 }
 
 #[test]

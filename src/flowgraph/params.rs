@@ -271,5 +271,9 @@ mod tests {
         assert_eq!(e, "expected one of i8, f32, found the string \"i16\"");
         let e = check(ParamType::Text, &V::Integer(3)).unwrap_err();
         assert_eq!(e, "expected a string, found the integer 3");
+        assert_eq!(check(ParamType::Flag, &V::Boolean(true)), Ok(Value::Flag(true)));
+        let e = check(ParamType::Flag, &V::String("yes".into())).unwrap_err();
+        assert_eq!(e, "expected true or false, found the string \"yes\"");
+        assert!(check(ParamType::Flag, &V::Integer(0)).is_err());
     }
 }

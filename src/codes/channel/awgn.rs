@@ -14,8 +14,10 @@ pub const EBN0_RANGE_DB: std::ops::RangeInclusive<f64> = -30.0..=60.0;
 /// (information bits over channel bits actually sent): σ² = 1 / (2·R·Eb/N0).
 pub fn noise_variance(ebn0_db: f64, rate: f64) -> CodeResult<f64> {
     if !ebn0_db.is_finite() || !EBN0_RANGE_DB.contains(&ebn0_db) {
+        // Huge values in exponent form, not three hundred digits.
+        let shown = if ebn0_db.abs() < 1e9 { ebn0_db.to_string() } else { format!("{ebn0_db:e}") };
         return Err(invalid!(
-            "Eb/N0 = {ebn0_db} dB is outside {}..={} dB",
+            "Eb/N0 = {shown} dB is outside {}..={} dB",
             EBN0_RANGE_DB.start(),
             EBN0_RANGE_DB.end()
         ));
