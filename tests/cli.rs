@@ -5,6 +5,8 @@
 use std::process::{Command, Output};
 
 const SHIPPED: &str = "flowgraphs/viterbi_awgn.toml";
+/// The same chain with the channel as separate sample-level blocks.
+const SAMPLES: &str = "flowgraphs/viterbi_awgn_samples.toml";
 
 fn gpufec(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gpufec")).args(args).output().expect("the gpufec binary runs")
@@ -69,8 +71,8 @@ fn run_prints_the_backend_and_a_summary() {
 #[test]
 fn run_rejects_bad_files_and_settings_in_one_line() {
     fails(&["run", "no/such/file.toml"], &["no/such/file.toml"]);
-    fails(&["run", SHIPPED, "--set", "awgn.snr=3"], &[SHIPPED, "block 'awgn'", "unknown field 'snr'"]);
-    fails(&["run", SHIPPED, "--set", "awgn.ebn0_db=high"], &[SHIPPED, "block 'awgn'", "field 'ebn0_db'", "expected a number"]);
+    fails(&["run", SAMPLES, "--set", "awgn.snr=3"], &[SAMPLES, "block 'awgn'", "unknown field 'snr'"]);
+    fails(&["run", SAMPLES, "--set", "awgn.ebn0_db=high"], &[SAMPLES, "block 'awgn'", "field 'ebn0_db'", "expected a number"]);
     fails(&["run", SHIPPED, "--set", "decoder.llr=f32"], &[SHIPPED, "framer.output carries i8 but decoder.input takes f32"]);
     rejected(&["run", SHIPPED, "--set", "noblock"], "block.param=value");
     rejected(&["run", SHIPPED, "--backend", "tpu"], "backend 'tpu' is not one of auto, cpu, gpu");
@@ -207,8 +209,8 @@ fn new_options_and_fields_refuse_hostile_values() {
     fails(&["ber", "conv", "--ebn0", "4", "--mode", "terminated", "--frame", "0"], &["--frame", "0 bits"]);
     fails(&["ber", "conv", "--ebn0", "4", "--mode", "terminated", "--frame", "1e9"], &["--frame", "exceeds the limit"]);
     // Flowgraph fields: a choice not offered, a flag that is not true or false.
-    fails(&["run", SHIPPED, "--set", "awgn.samples=c32"], &["block 'awgn'", "field 'samples'", "f32, cf32"]);
-    fails(&["run", SHIPPED, "--set", "bpsk.samples=cf32"], &["bpsk.output carries cf32 but awgn.input takes f32"]);
+    fails(&["run", SAMPLES, "--set", "awgn.samples=c32"], &["block 'awgn'", "field 'samples'", "f32, cf32"]);
+    fails(&["run", SAMPLES, "--set", "bpsk.samples=cf32"], &["bpsk.output carries cf32 but awgn.input takes f32"]);
     fails(&["run", SHIPPED, "--set", "decoder.input=bogus"], &["field 'input'", "units, stream"]);
     fails(&["run", SHIPPED, "--set", "decoder.report_tags=maybe"], &["field 'report_tags'", "true or false"]);
     fails(&["run", SHIPPED, "--set", "decoder.soft_output=1"], &["field 'soft_output'", "true or false"]);
@@ -221,9 +223,9 @@ fn new_options_and_fields_refuse_hostile_values() {
     fails(&["run", SHIPPED, "--set", "decoder.gpu_host_threads=1e9"], &["field 'gpu_host_threads'", "outside 0..=1024"]);
     fails(&["run", SHIPPED, "--set", "ber.frame_bits=0"], &["block 'ber'", "field 'frame_bits'", "at least 1"]);
     // The quantizer's scale: both ways at once, Eb/N0 NaN and huge, rate 0.
-    fails(&["run", SHIPPED, "--set", "quantize.ebn0_db=4"], &["block 'quantize'", "either scale, or ebn0_db and rate"]);
-    fails(&["run", SHIPPED, "--set", "awgn.ebn0_db=nan"], &["field 'ebn0_db'", "expected a number"]);
-    let matched = |more: &str| std::fs::read_to_string(SHIPPED).unwrap().replace("scale = 6.3697147", more);
+    fails(&["run", SAMPLES, "--set", "quantize.ebn0_db=4"], &["block 'quantize'", "either scale, or ebn0_db and rate"]);
+    fails(&["run", SAMPLES, "--set", "awgn.ebn0_db=nan"], &["field 'ebn0_db'", "expected a number"]);
+    let matched = |more: &str| std::fs::read_to_string(SAMPLES).unwrap().replace("scale = 6.3697147", more);
     let huge = temp_file("quantize-huge.toml", &matched("ebn0_db = 1e300\nrate = \"1/2\"\n#"));
     fails(&["run", &huge], &["block 'quantize'", "field 'ebn0_db'", "1e300 dB is outside"]);
     let zero = temp_file("quantize-zero-rate.toml", &matched("ebn0_db = 4\nrate = \"0\"\n#"));

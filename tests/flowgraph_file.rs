@@ -6,6 +6,9 @@ use gpufec::flowgraph::{BuildOptions, FlowgraphFile, Override, build, kinds};
 use gpufec::gpu::Backend;
 
 const SHIPPED: &str = include_str!("../flowgraphs/viterbi_awgn.toml");
+/// The same chain with the channel as separate sample-level blocks: every
+/// kind of the shipped file but the fused channel, and the sample blocks.
+const SAMPLES: &str = include_str!("../flowgraphs/viterbi_awgn_samples.toml");
 
 /// The error of building `text` (named `t.toml`) with `sets` applied.
 fn error_of(text: &str, sets: &[&str]) -> String {
@@ -13,7 +16,7 @@ fn error_of(text: &str, sets: &[&str]) -> String {
         for s in sets {
             file.apply(&s.parse::<Override>()?)?;
         }
-        build(&file, &BuildOptions { backend: Some(Backend::Cpu) })
+        build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: false })
     });
     match result {
         Ok(_) => panic!("{sets:?} was accepted"),
@@ -21,10 +24,10 @@ fn error_of(text: &str, sets: &[&str]) -> String {
     }
 }
 
-/// The shipped file with `from` replaced by `to` (which must occur).
+/// The sample-level shipped file with `from` replaced by `to` (which must occur).
 fn edited(from: &str, to: &str) -> String {
-    assert!(SHIPPED.contains(from), "the shipped file no longer has {from:?}");
-    SHIPPED.replacen(from, to, 1)
+    assert!(SAMPLES.contains(from), "the shipped file no longer has {from:?}");
+    SAMPLES.replacen(from, to, 1)
 }
 
 fn assert_has(message: &str, parts: &[&str]) {
@@ -35,19 +38,22 @@ fn assert_has(message: &str, parts: &[&str]) {
 }
 
 #[test]
-fn the_shipped_file_builds() {
-    let file = FlowgraphFile::parse("viterbi_awgn.toml", SHIPPED).unwrap();
-    let built = build(&file, &BuildOptions { backend: Some(Backend::Cpu) }).unwrap();
-    assert_eq!(built.ber_sinks.len(), 1);
-    assert_eq!(built.probes.len(), 1);
-    assert_eq!(built.decoders[0].backend, "cpu");
+fn the_shipped_files_build() {
+    for (name, text) in [("viterbi_awgn.toml", SHIPPED), ("viterbi_awgn_samples.toml", SAMPLES)] {
+        let file = FlowgraphFile::parse(name, text).unwrap();
+        let built = build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: true }).unwrap();
+        assert_eq!(built.ber_sinks.len(), 1);
+        assert_eq!(built.probes.len(), 1);
+        assert_eq!(built.decoders[0].backend, "cpu");
+        assert_eq!(built.loads.len(), file.blocks.len(), "{name}: every block is timed");
+    }
 }
 
 #[test]
 fn malformed_toml() {
     let e = error_of(&edited("k = 7\n", "k = = 7\n"), &[]);
     assert_has(&e, &["t.toml:", "malformed TOML"]);
-    let line = SHIPPED.lines().position(|l| l == "k = 7").unwrap() + 1;
+    let line = SAMPLES.lines().position(|l| l == "k = 7").unwrap() + 1;
     assert!(e.starts_with(&format!("t.toml:{line}:")), "{e}");
 }
 
@@ -61,7 +67,7 @@ fn unknown_block_type() {
 fn unknown_field() {
     let e = error_of(&edited("[blocks.awgn]\n", "[blocks.awgn]\nebno = 3\n"), &[]);
     assert_has(&e, &["t.toml", "block 'awgn' (Awgn)", "unknown field 'ebno'", "ebn0_db"]);
-    let e = error_of(SHIPPED, &["decoder.tiles=1"]);
+    let e = error_of(SAMPLES, &["decoder.tiles=1"]);
     assert_has(&e, &["t.toml", "block 'decoder' (ViterbiDecoder)", "unknown field 'tiles' (set by --set)"]);
 }
 
@@ -69,33 +75,33 @@ fn unknown_field() {
 fn ill_typed_fields() {
     let e = error_of(&edited("total = 1e8", "total = \"many\""), &[]);
     assert_has(&e, &["t.toml", "block 'source' (RandomBits)", "field 'total'", "whole number", "\"many\""]);
-    let e = error_of(SHIPPED, &["awgn.ebn0_db=abc"]);
+    let e = error_of(SAMPLES, &["awgn.ebn0_db=abc"]);
     assert_has(&e, &["t.toml", "block 'awgn' (Awgn)", "field 'ebn0_db' (set by --set)", "expected a number"]);
-    let e = error_of(SHIPPED, &["vars.rate=4/3"]);
+    let e = error_of(SAMPLES, &["vars.rate=4/3"]);
     assert_has(&e, &["t.toml", "block 'awgn' (Awgn)", "field 'rate' (from $rate)", "rate in (0, 1]"]);
-    let e = error_of(SHIPPED, &["decoder.llr=i16"]);
+    let e = error_of(SAMPLES, &["decoder.llr=i16"]);
     assert_has(&e, &["block 'decoder' (ViterbiDecoder)", "field 'llr'", "one of i8, f32"]);
-    let e = error_of(SHIPPED, &["source.total=1.5"]);
+    let e = error_of(SAMPLES, &["source.total=1.5"]);
     assert_has(&e, &["block 'source' (RandomBits)", "field 'total'"]);
 }
 
 #[test]
 fn invalid_values_name_their_field() {
-    let e = error_of(SHIPPED, &["puncture.rate=4/5"]);
+    let e = error_of(SAMPLES, &["puncture.rate=4/5"]);
     assert_has(&e, &["t.toml", "block 'puncture' (Puncture)", "field 'rate'", "4/5"]);
-    let e = error_of(SHIPPED, &["decoder.tile=0,20,20"]);
+    let e = error_of(SAMPLES, &["decoder.tile=0,20,20"]);
     assert_has(&e, &["block 'decoder' (ViterbiDecoder)", "field 'tile'", "f=0"]);
-    let e = error_of(SHIPPED, &["decoder.polys=171,999"]);
+    let e = error_of(SAMPLES, &["decoder.polys=171,999"]);
     assert_has(&e, &["block 'decoder' (ViterbiDecoder)", "field 'polys'", "999"]);
-    let e = error_of(SHIPPED, &["encoder.k=12"]);
+    let e = error_of(SAMPLES, &["encoder.k=12"]);
     assert_has(&e, &["block 'encoder' (ConvEncoder)", "field 'k'"]);
-    let e = error_of(SHIPPED, &["decoder.traceback=parallel:0"]);
+    let e = error_of(SAMPLES, &["decoder.traceback=parallel:0"]);
     assert_has(&e, &["block 'decoder' (ViterbiDecoder)", "field 'traceback'", "f0"]);
-    let e = error_of(SHIPPED, &["encoder.frame=100"]);
+    let e = error_of(SAMPLES, &["encoder.frame=100"]);
     assert_has(&e, &["block 'encoder' (ConvEncoder)", "field 'frame'", "terminated"]);
-    let e = error_of(SHIPPED, &["quantize.scale=0"]);
+    let e = error_of(SAMPLES, &["quantize.scale=0"]);
     assert_has(&e, &["block 'quantize' (Quantize)", "field 'scale'"]);
-    let e = error_of(SHIPPED, &["puncture.pattern=11,10"]);
+    let e = error_of(SAMPLES, &["puncture.pattern=11,10"]);
     assert_has(&e, &["block 'puncture' (Puncture)", "field 'pattern'", "not both"]);
 }
 
@@ -109,7 +115,7 @@ fn missing_required_field() {
 
 #[test]
 fn type_mismatch_on_an_edge() {
-    let e = error_of(SHIPPED, &["depuncture.llr=f32"]);
+    let e = error_of(SAMPLES, &["depuncture.llr=f32"]);
     assert_has(&e, &["t.toml", "quantize.output carries i8 but depuncture.input takes f32"]);
     let e = error_of(&edited("llr > quantize > depuncture", "llr > depuncture"), &[]);
     assert_has(&e, &["t.toml", "llr.output carries f32 but depuncture.input takes i8"]);
@@ -139,9 +145,9 @@ fn every_port_connected_once() {
 
 #[test]
 fn overrides_must_name_existing_blocks_and_variables() {
-    let e = error_of(SHIPPED, &["channel.ebn0_db=3"]);
+    let e = error_of(SAMPLES, &["channel.ebn0_db=3"]);
     assert_has(&e, &["--set channel.ebn0_db", "t.toml has no block 'channel'", "awgn"]);
-    let e = error_of(SHIPPED, &["vars.ebn0=3"]);
+    let e = error_of(SAMPLES, &["vars.ebn0=3"]);
     assert_has(&e, &["--set vars.ebn0", "t.toml has no variable 'ebn0'", "ebn0_db"]);
     let e = error_of(&edited("ebn0_db = \"$ebn0_db\"", "ebn0_db = \"$snr\""), &[]);
     assert_has(&e, &["t.toml", "block 'awgn' (Awgn)", "field 'ebn0_db'", "unknown variable '$snr'"]);

@@ -15,20 +15,11 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 const SHIPPED: &str = "flowgraphs/viterbi_awgn.toml";
-/// The quantizer scale of the shipped file.
-const SCALE: f32 = 6.3697147;
-
-/// The shipped file, or its `f32` variant: no quantizer, `f32` LLRs to the decoder.
+/// The shipped file, or its `f32` variant: `f32` LLRs from the channel to the decoder.
 fn text(llr: &str) -> String {
     let shipped = std::fs::read_to_string(SHIPPED).unwrap();
-    if llr == "i8" {
-        return shipped;
-    }
-    let quantizer = shipped.find("[blocks.quantize]").unwrap();
-    let next = quantizer + shipped[quantizer..].find("\n\n").unwrap();
-    let without = format!("{}{}", &shipped[..quantizer], &shipped[next + 2..]);
-    assert!(without.contains("llr > quantize > depuncture"));
-    without.replace("llr > quantize > depuncture", "llr > depuncture").replace("llr = \"i8\"", "llr = \"f32\"")
+    assert!(shipped.contains("llr = \"i8\""));
+    shipped.replace("llr = \"i8\"", &format!("llr = \"{llr}\""))
 }
 
 fn run_file(llr: &str, sets: &[String], backend: Backend) -> anyhow::Result<Summary> {
@@ -36,7 +27,7 @@ fn run_file(llr: &str, sets: &[String], backend: Backend) -> anyhow::Result<Summ
     for s in sets {
         file.apply(&s.parse::<Override>()?)?;
     }
-    let built = build(&file, &BuildOptions { backend: Some(backend) })?;
+    let built = build(&file, &BuildOptions { backend: Some(backend), profile: false })?;
     run(built, Duration::from_secs(3600), &AtomicBool::new(false), |_| {})
 }
 
@@ -50,7 +41,7 @@ fn simulate(llr: &str, rate: &str, ebn0_db: f64, bits: u64, seed: u64) -> BerCou
     let trellis = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
     let tile = TileConfig::new(256, 20, 20, Traceback::Serial).unwrap().with_group(64).unwrap();
     let mode = ViterbiMode::Tiled(tile);
-    let setup = ConvSetup { trellis: trellis.clone(), puncture: PuncturePattern::standard(rate).unwrap(), mode, frame_bits: 256, i8_scale: Some(SCALE) };
+    let setup = ConvSetup { trellis: trellis.clone(), puncture: PuncturePattern::standard(rate).unwrap(), mode, frame_bits: 256, i8_scale: None };
     let mut link: Box<dyn Link> = if llr == "i8" {
         Box::new(ConvLink::new(setup, Box::new(CpuViterbi::<i8>::new(trellis, mode, 0).unwrap())).unwrap())
     } else {

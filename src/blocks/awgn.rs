@@ -34,6 +34,7 @@ use futuresdr::runtime::dev::prelude::*;
 #[type_name(Awgn)]
 pub struct Awgn<S: Sample> {
     channel: channel::Awgn,
+    taken: u64,
     #[input]
     input: DefaultCpuReader<S>,
     #[output]
@@ -45,9 +46,16 @@ impl<S: Sample> Awgn<S> {
     pub fn new(ebn0_db: f64, rate: f64, seed: u64) -> anyhow::Result<Self> {
         Ok(Self {
             channel: channel::Awgn::new(ebn0_db, rate, noise_seed(seed))?,
+            taken: 0,
             input: DefaultCpuReader::default(),
             output: stream::output(),
         })
+    }
+}
+
+impl<S: Sample> super::Counted for Awgn<S> {
+    fn items(&self) -> u64 {
+        self.taken
     }
 }
 
@@ -55,7 +63,7 @@ impl<S: Sample> Awgn<S> {
 impl<S: Sample> Kernel for Awgn<S> {
     async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, _meta: &mut BlockMeta) -> Result<()> {
         let channel = &mut self.channel;
-        map_each(&mut self.input, &mut self.output, io, |x, y| {
+        map_each(&mut self.input, &mut self.output, io, &mut self.taken, |x, y| {
             y.copy_from_slice(x);
             channel.add_noise(S::reals_mut(y));
             Ok(())

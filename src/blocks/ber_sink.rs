@@ -203,6 +203,12 @@ impl Reporting for BerSink {
     }
 }
 
+impl super::Counted for BerSink {
+    fn items(&self) -> u64 {
+        self.counters.counts().bits
+    }
+}
+
 #[doc(hidden)]
 impl Kernel for BerSink {
     async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, meta: &mut BlockMeta) -> Result<()> {

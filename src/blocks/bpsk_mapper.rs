@@ -24,6 +24,7 @@ use futuresdr::runtime::dev::prelude::*;
 #[derive(Block)]
 #[type_name(BpskMapper)]
 pub struct BpskMapper<S: Sample> {
+    taken: u64,
     #[input]
     input: DefaultCpuReader<u8>,
     #[output]
@@ -33,7 +34,7 @@ pub struct BpskMapper<S: Sample> {
 impl<S: Sample> BpskMapper<S> {
     /// A mapper.
     pub fn new() -> Self {
-        Self { input: DefaultCpuReader::default(), output: stream::output() }
+        Self { taken: 0, input: DefaultCpuReader::default(), output: stream::output() }
     }
 }
 
@@ -43,10 +44,16 @@ impl<S: Sample> Default for BpskMapper<S> {
     }
 }
 
+impl<S: Sample> super::Counted for BpskMapper<S> {
+    fn items(&self) -> u64 {
+        self.taken
+    }
+}
+
 #[doc(hidden)]
 impl<S: Sample> Kernel for BpskMapper<S> {
     async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, _meta: &mut BlockMeta) -> Result<()> {
-        map_each(&mut self.input, &mut self.output, io, |bits, out| {
+        map_each(&mut self.input, &mut self.output, io, &mut self.taken, |bits, out| {
             for (o, &b) in out.iter_mut().zip(bits) {
                 *o = S::bpsk(b);
             }

@@ -46,6 +46,14 @@ impl<T: Llr> Transform<T, T> for Depuncturing {
         Ok(())
     }
 
+    fn pass_through(&mut self, input: &[T], out: &mut [T]) -> bool {
+        let passes = self.0.pass_through(input.len());
+        if passes {
+            out.copy_from_slice(input);
+        }
+        passes
+    }
+
     fn finish(&mut self, _out: &mut Backlog<T>) -> anyhow::Result<()> {
         Ok(self.0.finish()?)
     }
@@ -69,6 +77,12 @@ impl<T: Llr> Depuncture<T> {
 impl<T: Llr> Reporting for Depuncture<T> {
     fn first_error(&mut self) -> &mut FirstError {
         &mut self.errors
+    }
+}
+
+impl<T: Llr> super::Counted for Depuncture<T> {
+    fn items(&self) -> u64 {
+        self.relay.taken()
     }
 }
 

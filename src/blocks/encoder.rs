@@ -42,6 +42,12 @@ macro_rules! encoder_block {
             }
         }
 
+        impl super::Counted for $name {
+            fn items(&self) -> u64 {
+                self.relay.taken()
+            }
+        }
+
         #[doc(hidden)]
         impl Kernel for $name {
             async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, meta: &mut BlockMeta) -> Result<()> {

@@ -139,6 +139,12 @@ impl<T: CpuSample + Copy> Reporting for Framer<T> {
     }
 }
 
+impl<T: CpuSample + Copy> super::Counted for Framer<T> {
+    fn items(&self) -> u64 {
+        self.relay.taken()
+    }
+}
+
 #[doc(hidden)]
 impl<T: CpuSample + Copy> Kernel for Framer<T> {
     async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, meta: &mut BlockMeta) -> Result<()> {

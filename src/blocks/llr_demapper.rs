@@ -62,6 +62,12 @@ impl<S: Sample> Reporting for LlrDemapper<S> {
     }
 }
 
+impl<S: Sample> super::Counted for LlrDemapper<S> {
+    fn items(&self) -> u64 {
+        self.position
+    }
+}
+
 #[doc(hidden)]
 impl<S: Sample> Kernel for LlrDemapper<S> {
     async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, meta: &mut BlockMeta) -> Result<()> {

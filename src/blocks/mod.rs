@@ -30,6 +30,7 @@
 
 mod awgn;
 mod ber_sink;
+mod bpsk_awgn;
 mod bpsk_mapper;
 mod decoder;
 mod depuncture;
@@ -37,6 +38,7 @@ mod encoder;
 mod first_error;
 mod framer;
 mod llr_demapper;
+mod profile;
 mod puncture;
 mod quantize;
 mod random_bits;
@@ -48,6 +50,7 @@ mod unit_tags;
 
 pub use awgn::Awgn;
 pub use ber_sink::{BerCounters, BerCounts, BerSink, BerStop};
+pub use bpsk_awgn::BpskAwgn;
 pub use bpsk_mapper::BpskMapper;
 pub use decoder::{DEFAULT_MAX_LATENCY, DecoderCounts, DecoderOptions, DecoderStats, ViterbiDecoder};
 pub use depuncture::Depuncture;
@@ -55,6 +58,7 @@ pub use encoder::ConvEncoder;
 pub use first_error::{FirstError, Reporting};
 pub use framer::Framer;
 pub use llr_demapper::LlrDemapper;
+pub use profile::{BlockLoad, Counted, Profiled};
 pub use puncture::Puncture;
 pub use quantize::Quantize;
 pub use random_bits::RandomBits;

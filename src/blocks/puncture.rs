@@ -40,6 +40,14 @@ impl Transform<u8, u8> for Puncturing {
         self.0.puncture(input, &mut out.items);
         Ok(())
     }
+
+    fn pass_through(&mut self, input: &[u8], out: &mut [u8]) -> bool {
+        let passes = self.0.pass_through(input.len());
+        if passes {
+            out.copy_from_slice(input);
+        }
+        passes
+    }
 }
 
 impl Puncture {
@@ -53,6 +61,12 @@ impl Puncture {
             input: DefaultCpuReader::default(),
             output: stream::output(),
         })
+    }
+}
+
+impl super::Counted for Puncture {
+    fn items(&self) -> u64 {
+        self.relay.taken()
     }
 }
 

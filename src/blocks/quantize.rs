@@ -51,6 +51,12 @@ impl Reporting for Quantize {
     }
 }
 
+impl super::Counted for Quantize {
+    fn items(&self) -> u64 {
+        self.position
+    }
+}
+
 #[doc(hidden)]
 impl Kernel for Quantize {
     async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, meta: &mut BlockMeta) -> Result<()> {

@@ -35,6 +35,7 @@ use futuresdr::runtime::dev::prelude::*;
 pub struct RandomBits {
     source: BitSource,
     left: Option<u64>,
+    emitted: u64,
     #[output]
     output: DefaultCpuWriter<u8>,
 }
@@ -42,7 +43,13 @@ pub struct RandomBits {
 impl RandomBits {
     /// Bits drawn from `seed`; `total` bits and then finish, or endless with `None`.
     pub fn new(seed: u64, total: Option<u64>) -> Self {
-        Self { source: BitSource::new(seed), left: total, output: stream::output() }
+        Self { source: BitSource::new(seed), left: total, emitted: 0, output: stream::output() }
+    }
+}
+
+impl super::Counted for RandomBits {
+    fn items(&self) -> u64 {
+        self.emitted
     }
 }
 
@@ -53,6 +60,7 @@ impl Kernel for RandomBits {
         let n = self.left.map_or(o.len(), |left| o.len().min(left.try_into().unwrap_or(usize::MAX)));
         self.source.fill(&mut o[..n]);
         self.output.produce(n);
+        self.emitted += n as u64;
         if let Some(left) = &mut self.left {
             *left -= n as u64;
             io.finished = *left == 0;

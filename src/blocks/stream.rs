@@ -26,11 +26,13 @@ pub(crate) fn output<T: CpuSample>() -> DefaultCpuWriter<T> {
 
 /// Move items through a block that makes exactly one output per input: `f`
 /// fills an output slice from an input slice of the same length. Tags travel
-/// with their items. The block finishes once its input has ended and drained.
+/// with their items; `taken` counts the items moved. The block finishes once
+/// its input has ended and drained.
 pub(crate) fn map_each<I: CpuSample, O: CpuSample>(
     input: &mut DefaultCpuReader<I>,
     output: &mut DefaultCpuWriter<O>,
     io: &mut WorkIo,
+    taken: &mut u64,
     mut f: impl FnMut(&[I], &mut [O]) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let (i, in_tags) = input.slice_with_tags();
@@ -44,6 +46,7 @@ pub(crate) fn map_each<I: CpuSample, O: CpuSample>(
         }
         input.consume(n);
         output.produce(n);
+        *taken += n as u64;
     }
     if input.finished() && n == available {
         io.finished = true;
@@ -56,6 +59,13 @@ pub(crate) trait Transform<I, O> {
     /// Turn `input` (with the stream's `tags` on it, indices relative to it;
     /// tags past its end may be among them) into items appended to `out`.
     fn process(&mut self, input: &[I], tags: &[ItemTag], out: &mut Backlog<O>) -> anyhow::Result<()>;
+
+    /// If the transform leaves `input` as it is, copy it to `out` (of the
+    /// same length), note that it passed, and return true: the items then go
+    /// straight to the output (tags included) instead of through the backlog.
+    fn pass_through(&mut self, _input: &[I], _out: &mut [O]) -> bool {
+        false
+    }
 
     /// End of stream: append what remains, or say why the stream is incomplete.
     fn finish(&mut self, _out: &mut Backlog<O>) -> anyhow::Result<()> {
@@ -98,11 +108,19 @@ impl<O> Backlog<O> {
 pub(crate) struct Relay<O> {
     backlog: Backlog<O>,
     ended: bool,
+    taken: u64,
 }
 
 impl<O> Default for Relay<O> {
     fn default() -> Self {
-        Self { backlog: Backlog::default(), ended: false }
+        Self { backlog: Backlog::default(), ended: false, taken: 0 }
+    }
+}
+
+impl<O> Relay<O> {
+    /// Input items taken so far.
+    pub fn taken(&self) -> u64 {
+        self.taken
     }
 }
 
@@ -125,10 +143,22 @@ impl<O: CpuSample + Copy> Relay<O> {
                 return Ok(());
             }
             let (i, tags) = input.slice_with_tags();
+            let (o, mut out_tags) = output.slice_with_tags();
+            let direct = i.len().min(o.len());
+            if direct > 0 && transform.pass_through(&i[..direct], &mut o[..direct]) {
+                for t in tags.iter().filter(|t| t.index < direct) {
+                    out_tags.add_tag(t.index, t.tag.clone());
+                }
+                input.consume(direct);
+                output.produce(direct);
+                self.taken += direct as u64;
+                continue;
+            }
             if !i.is_empty() {
                 let n = i.len().min(CHUNK);
                 transform.process(&i[..n], tags, &mut self.backlog)?;
                 input.consume(n);
+                self.taken += n as u64;
             } else if input.finished() {
                 transform.finish(&mut self.backlog)?;
                 self.ended = true;
@@ -167,11 +197,11 @@ pub(crate) fn map_finite<I: CpuSample + Sample, O: CpuSample>(
     position: &mut u64,
     f: impl Fn(I) -> O,
 ) -> anyhow::Result<()> {
-    map_each(input, output, io, |x, y| {
+    let at = *position;
+    map_each(input, output, io, position, |x, y| {
         if let Some(i) = x.iter().position(|v| !v.is_finite()) {
-            anyhow::bail!("value {} of the stream is NaN or infinite", *position + i as u64);
+            anyhow::bail!("value {} of the stream is NaN or infinite", at + i as u64);
         }
-        *position += x.len() as u64;
         for (o, &v) in y.iter_mut().zip(x) {
             *o = f(v);
         }

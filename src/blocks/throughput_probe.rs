@@ -92,6 +92,12 @@ impl Default for ThroughputProbe {
     }
 }
 
+impl super::Counted for ThroughputProbe {
+    fn items(&self) -> u64 {
+        self.meter.items.load(Ordering::Relaxed)
+    }
+}
+
 #[doc(hidden)]
 impl Kernel for ThroughputProbe {
     async fn init(&mut self, _mo: &mut MessageOutputs, _meta: &mut BlockMeta) -> Result<()> {
@@ -101,11 +107,12 @@ impl Kernel for ThroughputProbe {
 
     async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, _meta: &mut BlockMeta) -> Result<()> {
         let meter = &self.meter;
-        map_each(&mut self.input, &mut self.output, io, |i, o| {
+        let mut taken = 0;
+        map_each(&mut self.input, &mut self.output, io, &mut taken, |i, o| {
             o.copy_from_slice(i);
-            meter.items.fetch_add(i.len() as u64, Ordering::Relaxed);
             Ok(())
         })?;
+        meter.items.fetch_add(taken, Ordering::Relaxed);
         if io.finished {
             let start = meter.start.get_or_init(Instant::now);
             meter.ended_ns.store((start.elapsed().as_nanos() as u64).max(1), Ordering::Relaxed);

@@ -22,6 +22,10 @@ pub struct RunArgs {
     /// Backend of every decoder block: auto (the GPU when one is usable), cpu or gpu.
     #[arg(long)]
     backend: Option<Backend>,
+    /// At the end, print each block's share of the busy time, its work calls
+    /// and its items per second: which block sets the pace.
+    #[arg(long)]
+    profile: bool,
 }
 
 /// Run `gpufec run`; whether Ctrl-C ended it.
@@ -30,7 +34,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<bool> {
     for o in &a.set {
         file.apply(o)?;
     }
-    let built = crate::flowgraph::build(&file, &BuildOptions { backend: a.backend })?;
+    let built = crate::flowgraph::build(&file, &BuildOptions { backend: a.backend, profile: a.profile })?;
     println!("flowgraph: {}{}", file.label, file.description.as_ref().map(|d| format!(" ({d})")).unwrap_or_default());
     for d in &built.decoders {
         println!("decoder '{}': backend {d}; {}", d.block, d.describe);
@@ -41,6 +45,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<bool> {
     let summary = crate::flowgraph::run(built, tick, interrupt::flag(), |p| status.show(&progress_line(p)));
     status.clear();
     let summary = summary?;
+    if a.profile {
+        print_profile(&summary);
+    }
     print_summary(&summary);
     Ok(summary.interrupted)
 }
@@ -83,6 +90,33 @@ fn print_summary(summary: &Summary) {
         summary.wall.as_secs_f64(),
         if backends.is_empty() { "n/a (no decoder)".into() } else { backends.join(", ") },
     );
+}
+
+/// The per-block table of `--profile`: busy time is the time in a block's
+/// work calls (including work it hands to other threads and waits for), so
+/// items per busy second is what the block could sustain alone, and the block
+/// with the largest share sets the pace of the chain.
+fn print_profile(summary: &Summary) {
+    let total: f64 = summary.loads.iter().map(|l| l.load.busy().as_secs_f64()).sum();
+    let wall = summary.wall.as_secs_f64();
+    println!("profile: busy time in each block's work calls, wall {wall:.2} s");
+    println!("{:<14} {:<16} {:>9} {:>7} {:>9} {:>13} {:>12} {:>12}", "block", "type", "busy s", "share", "calls", "items", "M/s busy", "M/s wall");
+    for l in &summary.loads {
+        let (busy, items) = (l.load.busy().as_secs_f64(), l.load.items());
+        let share = if total > 0.0 { 100.0 * busy / total } else { 0.0 };
+        let rate = |s: f64| if s > 0.0 { format!("{:.1}", items as f64 / s / 1e6) } else { "n/a".into() };
+        println!(
+            "{:<14} {:<16} {:>9.3} {:>6.1}% {:>9} {:>13} {:>12} {:>12}",
+            l.block,
+            l.kind,
+            busy,
+            share,
+            l.load.calls(),
+            items,
+            rate(busy),
+            rate(wall)
+        );
+    }
 }
 
 /// Items per second as Mb/s, or `n/a` before any passed.

@@ -23,6 +23,8 @@ pub trait Llr: Copy + Default + Send + Sync + PartialEq + std::fmt::Debug + 'sta
     /// quantizes them with `quantizer`. NaN or infinite input is an error and
     /// nothing is appended.
     fn from_llrs(llrs: &[f32], quantizer: &Quantizer, out: &mut Vec<Self>) -> CodeResult<()>;
+    /// One finite channel LLR as this type (`from_llrs` for one value).
+    fn from_llr(llr: f32, quantizer: &Quantizer) -> Self;
     /// The slice as its concrete sample type, for kernels written per type.
     fn typed(llrs: &[Self]) -> LlrSlice<'_>;
 }
@@ -101,6 +103,10 @@ impl Llr for f32 {
         out.extend_from_slice(llrs);
         Ok(())
     }
+    #[inline(always)]
+    fn from_llr(llr: f32, _quantizer: &Quantizer) -> f32 {
+        llr
+    }
     fn typed(llrs: &[f32]) -> LlrSlice<'_> {
         LlrSlice::F32(llrs)
     }
@@ -115,6 +121,10 @@ impl Llr for i8 {
     }
     fn from_llrs(llrs: &[f32], quantizer: &Quantizer, out: &mut Vec<i8>) -> CodeResult<()> {
         quantizer.quantize(llrs, out)
+    }
+    #[inline(always)]
+    fn from_llr(llr: f32, quantizer: &Quantizer) -> i8 {
+        quantizer.one(llr)
     }
     fn typed(llrs: &[i8]) -> LlrSlice<'_> {
         LlrSlice::I8(llrs)

@@ -4,8 +4,9 @@
 
 use std::mem::MaybeUninit;
 
-/// Byte `i` of `SPREAD[b]` is bit `i` of `b`.
-const SPREAD: [u64; 256] = {
+/// Byte `i` of `BIT_BYTES[b]` (little endian) is bit `i` of `b`: eight bits
+/// unpacked at once.
+pub(crate) const BIT_BYTES: [u64; 256] = {
     let mut t = [0u64; 256];
     let mut b = 0;
     while b < 256 {
@@ -18,6 +19,24 @@ const SPREAD: [u64; 256] = {
     }
     t
 };
+
+/// Up to 64 unpacked bits (`u8` 0/1) packed into a word, `bits[t]` at bit `t`.
+#[inline(always)]
+pub(crate) fn pack_word(bits: &[u8]) -> u64 {
+    debug_assert!(bits.len() <= 64);
+    let mut w = 0u64;
+    let mut chunks = bits.chunks_exact(8);
+    for (j, c) in chunks.by_ref().enumerate() {
+        let x = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        // Byte k's bit 0 lands on bit 56 + k; no two terms overlap, so no carries.
+        w |= (x.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * j);
+    }
+    let done = bits.len() - chunks.remainder().len();
+    for (t, &b) in chunks.remainder().iter().enumerate() {
+        w |= (b as u64) << (done + t);
+    }
+    w
+}
 
 /// Write the first `out.len()` bits of `words` to `out`, one `u8` (0 or 1) per
 /// bit, bit `i` of the stream being bit `i % 32` of word `i / 32`. `out` may be
@@ -107,7 +126,7 @@ fn spread(packed: &[u8], out: &mut [MaybeUninit<u8>], stream: bool) {
 
 /// Bits of `b` to bytes 8·i .. 8·i + 8 of `out`.
 fn put8(out: &mut [MaybeUninit<u8>], i: usize, b: u8) {
-    for (o, v) in out[8 * i..8 * i + 8].iter_mut().zip(SPREAD[b as usize].to_le_bytes()) {
+    for (o, v) in out[8 * i..8 * i + 8].iter_mut().zip(BIT_BYTES[b as usize].to_le_bytes()) {
         o.write(v);
     }
 }

@@ -1,7 +1,7 @@
 //! The flowgraph being assembled from checked blocks, and what the caller
 //! gets back to watch it run.
 
-use crate::blocks::{BerCounters, DecoderStats, FirstError, ThroughputMeter};
+use crate::blocks::{BerCounters, BlockLoad, Counted, DecoderStats, FirstError, Profiled, ThroughputMeter};
 use crate::gpu::{Backend, Choice};
 use futuresdr::runtime::__private::KernelInterface;
 use futuresdr::runtime::dev::Kernel;
@@ -32,6 +32,17 @@ impl std::fmt::Display for DecoderNote {
     }
 }
 
+/// The load handle of one block of a profiled flowgraph.
+#[derive(Debug, Clone)]
+pub struct LoadNote {
+    /// The block's name.
+    pub block: String,
+    /// Its type.
+    pub kind: &'static str,
+    /// Its busy time, calls and items so far.
+    pub load: Arc<BlockLoad>,
+}
+
 /// A built flowgraph, ready to run, with handles on its live figures.
 pub struct Built {
     /// The FutureSDR flowgraph.
@@ -44,6 +55,8 @@ pub struct Built {
     pub probes: Vec<(String, Arc<ThroughputMeter>)>,
     /// Its decoders and their backends.
     pub decoders: Vec<DecoderNote>,
+    /// Every block's load, sources first, when it was built to be profiled.
+    pub loads: Vec<LoadNote>,
 }
 
 /// The state of a build: the flowgraph so far and the handles collected.
@@ -57,10 +70,13 @@ pub(crate) struct Assembly {
     pub ber_sinks: Vec<(String, Arc<BerCounters>)>,
     pub probes: Vec<(String, Arc<ThroughputMeter>)>,
     pub decoders: Vec<DecoderNote>,
+    /// Whether every block is timed ([`Profiled`]).
+    profile: bool,
+    pub loads: Vec<LoadNote>,
 }
 
 impl Assembly {
-    pub fn new(backend: Option<Backend>) -> Self {
+    pub fn new(backend: Option<Backend>, profile: bool) -> Self {
         Self {
             fg: Flowgraph::new(),
             errors: FirstError::default(),
@@ -69,16 +85,29 @@ impl Assembly {
             ber_sinks: Vec::new(),
             probes: Vec::new(),
             decoders: Vec::new(),
+            profile,
+            loads: Vec::new(),
         }
     }
 
     /// Add `block` under the name of the block being built, so that FutureSDR
-    /// and [`FirstError`] messages use the file's name for it.
+    /// and [`FirstError`] messages use the file's name for it; timed when the
+    /// flowgraph is profiled.
     // `fg.add` needs FutureSDR's hidden `KernelInterface`, which the derive implements.
-    pub fn add<K: Kernel + KernelInterface + 'static>(&mut self, block: K) -> anyhow::Result<BlockId> {
-        let r = self.fg.add(block);
-        self.fg.block_mut(&r)?.set_instance_name(&self.name);
-        Ok(r.id())
+    pub fn add<K: Kernel + KernelInterface + Counted + Send + 'static>(&mut self, block: K) -> anyhow::Result<BlockId> {
+        let id = if self.profile {
+            let timed = Profiled::new(block);
+            // Added sinks first: the front of the list is the source end.
+            self.loads.insert(0, LoadNote { block: self.name.clone(), kind: K::type_name(), load: timed.load() });
+            let r = self.fg.add(timed);
+            self.fg.block_mut(&r)?.set_instance_name(&self.name);
+            r.id()
+        } else {
+            let r = self.fg.add(block);
+            self.fg.block_mut(&r)?.set_instance_name(&self.name);
+            r.id()
+        };
+        Ok(id)
     }
 
     /// Remember the decoder of the block being built: where it ended up, its
@@ -88,6 +117,13 @@ impl Assembly {
     }
 
     pub fn finish(self) -> Built {
-        Built { flowgraph: self.fg, errors: self.errors, ber_sinks: self.ber_sinks, probes: self.probes, decoders: self.decoders }
+        Built {
+            flowgraph: self.fg,
+            errors: self.errors,
+            ber_sinks: self.ber_sinks,
+            probes: self.probes,
+            decoders: self.decoders,
+            loads: self.loads,
+        }
     }
 }

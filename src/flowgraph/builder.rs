@@ -15,6 +15,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 pub struct BuildOptions {
     /// Backend for every decoder block, overriding their `backend` parameter.
     pub backend: Option<Backend>,
+    /// Time every block's work calls, for a per-block profile of the run.
+    pub profile: bool,
 }
 
 /// A block whose parameters passed their checks.
@@ -35,7 +37,7 @@ struct Edge {
 pub fn build(file: &FlowgraphFile, options: &BuildOptions) -> anyhow::Result<Built> {
     let checked = file.blocks.iter().map(|b| check_block(file, b)).collect::<anyhow::Result<Vec<_>>>()?;
     let edges = plan_edges(file, &checked)?;
-    let mut asm = Assembly::new(options.backend);
+    let mut asm = Assembly::new(options.backend, options.profile);
     let mut ids = vec![None; checked.len()];
     for i in sinks_first(file, &checked, &edges)? {
         asm.name = checked[i].entry.name.clone();

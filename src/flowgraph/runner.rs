@@ -1,6 +1,6 @@
 //! Running a built flowgraph while watching its live figures.
 
-use super::assembly::{Built, DecoderNote};
+use super::assembly::{Built, DecoderNote, LoadNote};
 use crate::blocks::{BerCounts, Throughput, runtime};
 use futuresdr::runtime::Runtime;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,6 +31,9 @@ pub struct Summary {
     pub throughput: Vec<(String, Throughput)>,
     /// The decoders and their backends.
     pub decoders: Vec<DecoderNote>,
+    /// Every block's load (busy time, calls, items), sources first, when the
+    /// flowgraph was built to be profiled.
+    pub loads: Vec<LoadNote>,
     /// Wall-clock time of the run.
     pub wall: Duration,
 }
@@ -40,7 +43,7 @@ pub struct Summary {
 /// the summary holds what was counted until then. A block's error fails the
 /// run with that block's message.
 pub fn run(built: Built, tick: Duration, cancel: &AtomicBool, mut on_tick: impl FnMut(&Progress)) -> anyhow::Result<Summary> {
-    let Built { flowgraph, errors, ber_sinks, probes, decoders } = built;
+    let Built { flowgraph, errors, ber_sinks, probes, decoders, loads } = built;
     let progress = |started: Instant| Progress {
         elapsed: started.elapsed(),
         ber: ber_sinks.first().map(|(_, c)| c.counts()),
@@ -83,6 +86,7 @@ pub fn run(built: Built, tick: Duration, cancel: &AtomicBool, mut on_tick: impl 
         ber: ber_sinks.iter().map(|(n, c)| (n.clone(), c.counts())).collect(),
         throughput: probes.iter().map(|(n, m)| (n.clone(), m.reading())).collect(),
         decoders,
+        loads,
         wall,
     })
 }

@@ -97,6 +97,11 @@ impl<T: CpuSample + Copy> Engine<T> {
         self.decoder.describe()
     }
 
+    /// Input items taken so far.
+    pub fn taken(&self) -> u64 {
+        self.taken
+    }
+
     pub fn stats(&self) -> Arc<DecoderStats> {
         self.stats.clone()
     }

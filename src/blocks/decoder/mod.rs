@@ -87,6 +87,12 @@ macro_rules! decoder_block {
             }
         }
 
+        impl<T: CpuSample + Copy> $crate::blocks::Counted for $name<T> {
+            fn items(&self) -> u64 {
+                self.engine.taken()
+            }
+        }
+
         #[doc(hidden)]
         impl<T: CpuSample + Copy> Kernel for $name<T> {
             async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, meta: &mut BlockMeta) -> Result<()> {

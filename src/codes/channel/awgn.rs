@@ -4,7 +4,10 @@
 use super::Channel;
 use super::bpsk::bpsk_symbol;
 use super::noise::GaussianNoise;
+use super::quantize::Quantizer;
 use crate::codes::error::{CodeResult, invalid};
+use crate::codes::llr::Llr;
+use std::marker::PhantomData;
 
 /// Eb/N0 a channel accepts, dB: beyond these the noise is meaningless for a
 /// decoder (all noise, or none at f32 precision).
@@ -78,45 +81,87 @@ impl Awgn {
     }
 }
 
-/// BPSK over AWGN with the matched demapper: channel bits in, LLRs 2y/σ² out.
-/// Bit for bit what the `BpskMapper` → `Awgn` → `LlrDemapper` blocks give for
-/// the same seed, Eb/N0 and rate.
+/// BPSK over AWGN with the matched demapper: channel bits in, LLRs 2y/σ² out
+/// as `f32`, or quantized to `i8` by a [`Quantizer`]. Bit for bit what the
+/// `BpskMapper` → `Awgn` → `LlrDemapper` (→ `Quantize`) blocks give for the
+/// same seed, Eb/N0 and rate, in one pass over each piece of the stream and on
+/// all cores when the input is large.
 ///
 /// # Example
 /// ```
-/// use gpufec::codes::channel::{BpskAwgn, Channel};
+/// use gpufec::codes::channel::{BpskAwgn, Channel, Quantizer};
 /// let mut ch = BpskAwgn::new(60.0, 0.5, 1).unwrap();
 /// let mut llrs = Vec::new();
 /// ch.transmit(&[0, 1], &mut llrs).unwrap();
 /// assert!(llrs[0] > 0.0 && llrs[1] < 0.0);
+/// let mut q = BpskAwgn::<i8>::with_quantizer(60.0, 0.5, 1, Quantizer::new(1.0).unwrap()).unwrap();
+/// let mut soft = Vec::new();
+/// q.transmit(&[0, 1], &mut soft).unwrap();
+/// assert_eq!(soft, vec![127, -127]);
 /// ```
 #[derive(Debug, Clone)]
-pub struct BpskAwgn {
+pub struct BpskAwgn<T: Llr = f32> {
     awgn: Awgn,
+    quantizer: Quantizer,
+    _llr: PhantomData<T>,
 }
 
-impl BpskAwgn {
-    /// BPSK at `ebn0_db` for effective code rate `rate`, noise from `seed`.
+impl BpskAwgn<f32> {
+    /// BPSK at `ebn0_db` for effective code rate `rate`, noise from `seed`, `f32` LLRs.
     pub fn new(ebn0_db: f64, rate: f64, seed: u64) -> CodeResult<Self> {
-        Ok(Self { awgn: Awgn::new(ebn0_db, rate, seed)? })
+        Self::with_quantizer(ebn0_db, rate, seed, Quantizer::new(1.0)?)
     }
 }
 
-impl Channel for BpskAwgn {
-    type In = u8;
-    type Out = f32;
+impl<T: Llr> BpskAwgn<T> {
+    /// BPSK at `ebn0_db` for effective code rate `rate`, noise from `seed`,
+    /// LLRs as `T` (`quantizer` makes `i8` ones; `f32` ignores it).
+    pub fn with_quantizer(ebn0_db: f64, rate: f64, seed: u64, quantizer: Quantizer) -> CodeResult<Self> {
+        Ok(Self { awgn: Awgn::new(ebn0_db, rate, seed)?, quantizer, _llr: PhantomData })
+    }
+}
 
-    fn transmit(&mut self, bits: &[u8], out: &mut Vec<f32>) -> CodeResult<()> {
+impl<T: Llr> BpskAwgn<T> {
+    /// [`Channel::transmit`] into a slice: the LLRs of `bits` (0/1; anything
+    /// else is an error and nothing is sent) into `out`, of the same length.
+    pub fn transmit_into(&mut self, bits: &[u8], out: &mut [T]) -> CodeResult<()> {
+        assert_eq!(bits.len(), out.len(), "one LLR per channel bit");
         if let Some(i) = bits.iter().position(|&b| b > 1) {
             return Err(invalid!("channel bit at index {i} is {}, not 0 or 1", bits[i]));
         }
-        let at = out.len();
-        out.extend(bits.iter().map(|&b| bpsk_symbol(b)));
-        let y = &mut out[at..];
-        self.awgn.add_noise(y);
-        let gain = self.awgn.llr_gain;
-        y.iter_mut().for_each(|v| *v *= gain);
+        let Awgn { sigma, llr_gain, noise, position } = &mut self.awgn;
+        let (sigma, gain, q) = (*sigma, *llr_gain, &self.quantizer);
+        noise.par_pieces(*position, out, |first, offset, piece| {
+            let mut y = [0.0f32; 4096];
+            for (i, llrs) in piece.chunks_mut(y.len()).enumerate() {
+                let start = offset + i * y.len();
+                let y = &mut y[..llrs.len()];
+                for (v, &b) in y.iter_mut().zip(&bits[start..]) {
+                    *v = bpsk_symbol(b);
+                }
+                noise.add_scaled(first + (i * 4096) as u64, sigma, y);
+                for (l, &v) in llrs.iter_mut().zip(y.iter()) {
+                    *l = T::from_llr(v * gain, q);
+                }
+            }
+        });
+        *position += bits.len() as u64;
         Ok(())
+    }
+}
+
+impl<T: Llr> Channel for BpskAwgn<T> {
+    type In = u8;
+    type Out = T;
+
+    fn transmit(&mut self, bits: &[u8], out: &mut Vec<T>) -> CodeResult<()> {
+        let at = out.len();
+        out.resize(at + bits.len(), T::default());
+        let r = self.transmit_into(bits, &mut out[at..]);
+        if r.is_err() {
+            out.truncate(at);
+        }
+        r
     }
 }
 
@@ -164,5 +209,20 @@ mod tests {
         let want: Vec<f32> = y.iter().map(|&v| awgn.llr_gain() * v).collect();
         assert_eq!(llrs, want);
         assert!(ch.transmit(&[0, 2], &mut llrs).is_err());
+        // Quantized in the same pass, over pieces large enough to run on all cores.
+        let long: Vec<u8> = (0..300_001u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 31) as u8).collect();
+        let q = Quantizer::new(3.7).unwrap();
+        let mut f = Vec::new();
+        let mut whole = BpskAwgn::new(2.5, 0.5, 8).unwrap();
+        whole.transmit(&long[..5], &mut f).unwrap();
+        whole.transmit(&long[5..], &mut f).unwrap();
+        let mut want = Vec::new();
+        q.quantize(&f, &mut want).unwrap();
+        let mut ch = BpskAwgn::<i8>::with_quantizer(2.5, 0.5, 8, q).unwrap();
+        let mut got = Vec::new();
+        for c in long.chunks(70_001) {
+            ch.transmit(c, &mut got).unwrap();
+        }
+        assert_eq!(got, want);
     }
 }

@@ -105,21 +105,31 @@ impl GaussianNoise {
         run_best(self.key, first, samples, Op::Add(sigma));
     }
 
-    /// add_scaled split over rayon's threads in chunks of whole 4-sample blocks when the slice is large (≥ 64 Ki samples); bit-identical to add_scaled.
+    /// [`add_scaled`](Self::add_scaled) on all cores when the slice is large
+    /// (≥ 64 Ki samples); bit-identical to it.
     pub fn par_add_scaled(&self, first: u64, sigma: f32, samples: &mut [f32]) {
-        if samples.len() < PAR_MIN {
-            self.add_scaled(first, sigma, samples);
+        self.par_pieces(first, samples, |piece_first, _, piece| self.add_scaled(piece_first, sigma, piece));
+    }
+
+    /// Cut `out`, whose item j belongs to stream position `first + j`, into
+    /// pieces and call `f(position of the piece, its offset in out, piece)`
+    /// for each, on rayon's threads when `out` is large (≥ 64 Ki items),
+    /// else on this one. Every piece but the first starts on a block
+    /// boundary, so that work drawing this noise per piece generates no block
+    /// twice and gives the same bits as one pass.
+    pub fn par_pieces<T: Send>(&self, first: u64, out: &mut [T], f: impl Fn(u64, usize, &mut [T]) + Sync) {
+        if out.len() < PAR_MIN {
+            f(first, 0, out);
             return;
         }
         // Up to the next block boundary on this thread, then chunks that
         // each start on a boundary.
         let head = (first.wrapping_neg() % 4) as usize;
-        let (head_samples, body) = samples.split_at_mut(head);
-        self.add_scaled(first, sigma, head_samples);
+        let (head_items, body) = out.split_at_mut(head);
+        f(first, 0, head_items);
         let body_first = first.wrapping_add(head as u64);
         body.par_chunks_mut(PAR_CHUNK).enumerate().for_each(|(i, chunk)| {
-            let chunk_first = body_first.wrapping_add((i * PAR_CHUNK) as u64);
-            self.add_scaled(chunk_first, sigma, chunk);
+            f(body_first.wrapping_add((i * PAR_CHUNK) as u64), head + i * PAR_CHUNK, chunk);
         });
     }
 }

@@ -46,18 +46,45 @@ impl Quantizer {
         self.scale
     }
 
-    /// Quantize one LLR.
-    #[inline]
+    /// Quantize one LLR: `round(llr · scale)`, halves away from zero, then
+    /// saturated to ±127 (NaN gives 0, an erasure; callers reject it first).
+    ///
+    /// Written with a truncating conversion and an exact remainder instead of
+    /// `f32::round`, which is a library call on baseline x86-64 and keeps a
+    /// loop of these from vectorizing; the results are the same for every
+    /// input (`rounds_exactly_like_f32_round` checks the neighbours of every
+    /// half).
+    #[inline(always)]
     pub fn one(&self, llr: f32) -> i8 {
-        let m = I8_LLR_MAX as f32;
-        (llr * self.scale).round().clamp(-m, m) as i8
+        let y = llr * self.scale;
+        // Beyond ±128 everything saturates anyway; `max` turns NaN into −128,
+        // so the conversion below is always in range (and NaN is an erasure).
+        // Not `clamp`: that keeps NaN.
+        #[allow(clippy::manual_clamp)]
+        let c = y.max(-128.0).min(128.0);
+        // SAFETY: c is a number in [−128, 128], which i32 holds.
+        let t: i32 = unsafe { c.to_int_unchecked() };
+        // c − t is exact: both have the same sign and |c| < 2^24.
+        let frac = c - t as f32;
+        let r = (t + i32::from(frac >= 0.5) - i32::from(frac <= -0.5)).clamp(-(I8_LLR_MAX as i32), I8_LLR_MAX as i32);
+        if y.is_nan() { 0 } else { r as i8 }
+    }
+
+    /// Quantize `llrs` into `out` (of the same length), which must be finite.
+    #[inline]
+    pub fn quantize_into(&self, llrs: &[f32], out: &mut [i8]) {
+        for (o, &l) in out.iter_mut().zip(llrs) {
+            *o = self.one(l);
+        }
     }
 
     /// Quantize `llrs`, appending to `out`. NaN or infinite input is an error
     /// and nothing is appended.
     pub fn quantize(&self, llrs: &[f32], out: &mut Vec<i8>) -> CodeResult<()> {
         check_finite(llrs)?;
-        out.extend(llrs.iter().map(|&l| self.one(l)));
+        let at = out.len();
+        out.resize(at + llrs.len(), 0);
+        self.quantize_into(llrs, &mut out[at..]);
         Ok(())
     }
 }
@@ -78,5 +105,32 @@ mod tests {
         assert!(out.is_empty());
         assert!(Quantizer::new(0.0).is_err());
         assert!(Quantizer::new(f32::INFINITY).is_err());
+    }
+
+    #[test]
+    fn rounds_exactly_like_f32_round() {
+        let q = Quantizer::new(1.0).unwrap();
+        let want = |y: f32| y.round().clamp(-127.0, 127.0) as i8;
+        for k in -300..=300 {
+            let half = k as f32 + 0.5;
+            let mut x = half;
+            // Ten floats either side of every half, and the half itself.
+            for _ in 0..10 {
+                x = x.next_down();
+            }
+            for _ in 0..21 {
+                assert_eq!(q.one(x), want(x), "{x:e}");
+                x = x.next_up();
+            }
+        }
+        for x in [0.0, -0.0, 1e-30, -1e-30, 126.49, 127.5, -127.5, 128.0, -129.0, 1e30, -1e30, f32::MAX, f32::MIN, f32::NAN] {
+            assert_eq!(q.one(x), want(x), "{x:e}");
+        }
+        let q = Quantizer::new(6.3697147).unwrap();
+        let mut x = -30.0f32;
+        while x < 30.0 {
+            assert_eq!(q.one(x), (x * 6.3697147).round().clamp(-127.0, 127.0) as i8, "{x}");
+            x += 0.000_731;
+        }
     }
 }

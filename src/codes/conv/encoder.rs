@@ -3,6 +3,7 @@
 use crate::codes::conv::code::Trellis;
 use crate::codes::encode::Encoder;
 use crate::codes::error::{CodeError, CodeResult, invalid};
+use crate::codes::packed::{BIT_BYTES, pack_word};
 use std::sync::Arc;
 
 /// How an encoder treats the end of its input.
@@ -21,6 +22,11 @@ pub enum EncoderMode {
 /// Rate-1/n convolutional encoder. Bits in and out are unpacked `u8` 0/1; each
 /// input bit yields n output bits, generator 0 first.
 ///
+/// It encodes 64 bits at a time: each generator's output is the XOR of the
+/// input word shifted by that generator's tap delays (read once from the
+/// trellis's impulse response), so the cost per bit is a few word operations
+/// and table lookups, not a trellis step.
+///
 /// # Example
 /// ```
 /// use gpufec::codes::conv::{ConvCode, ConvEncoder, EncoderMode, Trellis};
@@ -35,9 +41,32 @@ pub enum EncoderMode {
 pub struct ConvEncoder {
     trellis: Arc<Trellis>,
     mode: EncoderMode,
-    state: usize,
+    /// Per generator, bit d set when the output depends on the input d stages back.
+    taps: Vec<u64>,
+    /// The last 64 input bits of the stream (frame), the most recent at bit 63.
+    history: u64,
     pos_in_frame: usize,
 }
+
+/// `SPREAD[n][b]`: the 8 bits of `b` moved to bits 0, n, 2n, ... (n = 1..4),
+/// to interleave the generators' outputs.
+static SPREAD: [[u32; 256]; 5] = {
+    let mut t = [[0u32; 256]; 5];
+    let mut n = 1;
+    while n <= 4 {
+        let mut b = 0;
+        while b < 256 {
+            let mut k = 0;
+            while k < 8 {
+                t[n][b] |= (((b >> k) & 1) as u32) << (k * n);
+                k += 1;
+            }
+            b += 1;
+        }
+        n += 1;
+    }
+    t
+};
 
 impl ConvEncoder {
     /// New encoder in state 0.
@@ -45,7 +74,18 @@ impl ConvEncoder {
         if let EncoderMode::Terminated { frame: 0 } = mode {
             return Err(invalid!("terminated encoder needs a frame of at least 1 bit"));
         }
-        Ok(Self { trellis, mode, state: 0, pos_in_frame: 0 })
+        // The impulse response: a single 1 shifted through the register.
+        let mut taps = vec![0u64; trellis.n()];
+        let mut state = 0;
+        for d in 0..trellis.k() as usize {
+            let u = usize::from(d == 0);
+            let sym = trellis.output(state, u);
+            for (i, t) in taps.iter_mut().enumerate() {
+                *t |= u64::from((sym >> i) & 1) << d;
+            }
+            state = trellis.next_state(state, u);
+        }
+        Ok(Self { trellis, mode, taps, history: 0, pos_in_frame: 0 })
     }
 
     /// The trellis this encoder walks.
@@ -65,13 +105,41 @@ impl ConvEncoder {
         }
     }
 
-    #[inline(always)]
-    fn step(&mut self, u: usize, out: &mut Vec<u8>) {
-        let sym = self.trellis.output(self.state, u);
-        for i in 0..self.trellis.n() {
-            out.push((sym >> i) & 1);
+    /// Encode up to 64 bits (packed in `w`, `len` of them) after `history`,
+    /// appending `len · n` coded bits.
+    fn encode_word(&mut self, w: u64, len: usize, out: &mut Vec<u8>) {
+        let n = self.taps.len();
+        let prev = self.history;
+        let mut coded = [0u64; 4];
+        for (c, &taps) in coded.iter_mut().zip(&self.taps) {
+            let mut t = taps;
+            while t != 0 {
+                let d = t.trailing_zeros();
+                *c ^= if d == 0 { w } else { (w << d) | (prev >> (64 - d)) };
+                t &= t - 1;
+            }
         }
-        self.state = self.trellis.next_state(self.state, u);
+        // Interleave the generators a byte (8 stages) at a time and unpack.
+        let start = out.len();
+        out.resize(start + len.div_ceil(8) * 8 * n, 0);
+        for (j, dst) in out[start..].chunks_exact_mut(8 * n).enumerate() {
+            let mut mixed = 0u32;
+            for (i, c) in coded[..n].iter().enumerate() {
+                mixed |= SPREAD[n][((c >> (8 * j)) & 0xff) as usize] << i;
+            }
+            for (k, d) in dst.chunks_exact_mut(8).enumerate() {
+                d.copy_from_slice(&BIT_BYTES[((mixed >> (8 * k)) & 0xff) as usize].to_le_bytes());
+            }
+        }
+        out.truncate(start + len * n);
+        self.history = if len == 64 { w } else { (w << (64 - len)) | (prev >> len) };
+    }
+
+    /// Encode `bits` of one frame (or of the stream), 64 at a time.
+    fn encode_run(&mut self, bits: &[u8], out: &mut Vec<u8>) {
+        for c in bits.chunks(64) {
+            self.encode_word(pack_word(c), c.len(), out);
+        }
     }
 
     /// Encode `bits`, appending the coded bits to `out`. In terminated mode the
@@ -85,16 +153,21 @@ impl ConvEncoder {
             )));
         }
         out.reserve(self.coded_len(bits.len()));
-        for &b in bits {
-            self.step(b as usize, out);
-            if let EncoderMode::Terminated { frame } = self.mode {
-                self.pos_in_frame += 1;
-                if self.pos_in_frame == frame {
-                    for _ in 0..self.trellis.k() - 1 {
-                        self.step(0, out);
+        match self.mode {
+            EncoderMode::Streaming => self.encode_run(bits, out),
+            EncoderMode::Terminated { frame } => {
+                let mut rest = bits;
+                while !rest.is_empty() {
+                    let take = rest.len().min(frame - self.pos_in_frame);
+                    self.encode_run(&rest[..take], out);
+                    rest = &rest[take..];
+                    self.pos_in_frame += take;
+                    if self.pos_in_frame == frame {
+                        let tail = self.trellis.k() as usize - 1;
+                        self.encode_word(0, tail, out);
+                        self.history = 0;
+                        self.pos_in_frame = 0;
                     }
-                    debug_assert_eq!(self.state, 0);
-                    self.pos_in_frame = 0;
                 }
             }
         }
@@ -175,6 +248,49 @@ mod tests {
             two.encode(c, &mut b).unwrap();
         }
         assert_eq!(a, b);
+    }
+
+    /// The trellis walked one bit at a time, the definition the word encoder must match.
+    fn walk(t: &Trellis, bits: &[u8], frame: Option<usize>) -> Vec<u8> {
+        let (mut out, mut state) = (Vec::new(), 0);
+        let mut step = |u: usize, out: &mut Vec<u8>| {
+            let sym = t.output(state, u);
+            out.extend((0..t.n()).map(|i| (sym >> i) & 1));
+            state = t.next_state(state, u);
+        };
+        for (i, &b) in bits.iter().enumerate() {
+            step(b as usize, &mut out);
+            if frame.is_some_and(|f| (i + 1) % f == 0) {
+                (1..t.k()).for_each(|_| step(0, &mut out));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn word_encoder_equals_the_trellis_walk_for_every_code_and_split() {
+        let bits: Vec<u8> = (0..5000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 29 & 1) as u8).collect();
+        let codes = [
+            ConvCode::k7_171_133(),
+            ConvCode::new(3, &[0o7, 0o5]).unwrap(),
+            ConvCode::new(9, &[0o753, 0o561]).unwrap(),
+            ConvCode::k7_standard(3).unwrap(),
+            ConvCode::k7_standard(4).unwrap(),
+        ];
+        for code in codes {
+            let t = Arc::new(Trellis::new(&code));
+            for (mode, frame) in [(EncoderMode::Streaming, None), (EncoderMode::Terminated { frame: 100 }, Some(100)), (EncoderMode::Terminated { frame: 7 }, Some(7))] {
+                let want = walk(&t, &bits, frame);
+                for split in [5000, 64, 63, 1, 200, 17] {
+                    let mut enc = ConvEncoder::new(t.clone(), mode).unwrap();
+                    let mut got = Vec::new();
+                    for c in bits.chunks(split) {
+                        enc.encode(c, &mut got).unwrap();
+                    }
+                    assert_eq!(got, want, "{} {mode:?} split {split}", code.polys_octal());
+                }
+            }
+        }
     }
 
     #[test]

@@ -75,9 +75,10 @@ impl ConvSetup {
 
     /// The transmitter of one point: bits from `seed`, noise from its
     /// [`noise_seed`], at `ebn0_db`.
-    fn transmitter(&self, ebn0_db: f64, seed: u64) -> CodeResult<Transmitter<Punctured<ConvEncoder>, BpskAwgn>> {
+    /// LLRs arrive as `T`, quantized (for `i8`) by [`Self::quantizer`].
+    fn transmitter<T: Llr>(&self, ebn0_db: f64, seed: u64) -> CodeResult<Transmitter<Punctured<ConvEncoder>, BpskAwgn<T>>> {
         let encoder = self.encoder()?;
-        let channel = BpskAwgn::new(ebn0_db, encoder.rate(), noise_seed(seed))?;
+        let channel = BpskAwgn::with_quantizer(ebn0_db, encoder.rate(), noise_seed(seed), self.quantizer(ebn0_db)?)?;
         Ok(Transmitter::new(seed, encoder, channel))
     }
 }
@@ -91,15 +92,13 @@ pub struct ConvLink<T: Llr> {
 }
 
 /// The streams and buffers of the point being run.
-struct PointState<T> {
-    tx: Transmitter<Punctured<ConvEncoder>, BpskAwgn>,
-    quantizer: Quantizer,
+struct PointState<T: Llr> {
+    tx: Transmitter<Punctured<ConvEncoder>, BpskAwgn<T>>,
     depuncturer: Depuncturer,
     tiler: Option<Tiler<T>>,
     /// Bits sent and not yet matched by decoded ones (the tiler holds some back).
     reference: Vec<u8>,
-    llrs: Vec<f32>,
-    converted: Vec<T>,
+    received: Vec<T>,
     depunctured: Vec<T>,
     units: Vec<T>,
     decoded: Decoded,
@@ -126,15 +125,13 @@ impl<T: Llr> Link for ConvLink<T> {
         let s = &self.setup;
         self.point = Some(PointState {
             tx: s.transmitter(ebn0_db, seed)?,
-            quantizer: s.quantizer(ebn0_db)?,
             depuncturer: Depuncturer::new(s.puncture.clone()),
             tiler: match s.mode {
                 ViterbiMode::Tiled(t) => Some(Tiler::new(t, s.trellis.n())),
                 ViterbiMode::Frame(_) => None,
             },
             reference: Vec::new(),
-            llrs: Vec::new(),
-            converted: Vec::new(),
+            received: Vec::new(),
             depunctured: Vec::new(),
             units: Vec::new(),
             decoded: Decoded::default(),
@@ -157,13 +154,11 @@ impl<T: Llr> Link for ConvLink<T> {
             // Frames decode whole: round up to a frame.
             want = want.next_multiple_of(f.frame);
         }
-        st.llrs.clear();
+        st.received.clear();
         // The bits go straight behind those still awaiting their decoded twins.
-        st.tx.send(want, &mut st.reference, &mut st.llrs)?;
-        st.converted.clear();
-        T::from_llrs(&st.llrs, &st.quantizer, &mut st.converted)?;
+        st.tx.send(want, &mut st.reference, &mut st.received)?;
         st.depunctured.clear();
-        st.depuncturer.depuncture(&st.converted, &mut st.depunctured);
+        st.depuncturer.depuncture(&st.received, &mut st.depunctured);
         let units = match st.tiler.as_mut() {
             Some(t) => {
                 st.units.clear();
@@ -214,8 +209,7 @@ impl<T: Llr> Link for ConvLink<T> {
 /// ```
 pub struct NoisyLlrs<T: Llr> {
     setup: ConvSetup,
-    tx: Transmitter<Punctured<ConvEncoder>, BpskAwgn>,
-    quantizer: Quantizer,
+    tx: Transmitter<Punctured<ConvEncoder>, BpskAwgn<T>>,
     /// The channel LLRs as sent, and the information bits behind them.
     sent: Vec<T>,
     info: Vec<u8>,
@@ -225,18 +219,14 @@ impl<T: Llr> NoisyLlrs<T> {
     /// The stream of `setup` at `ebn0_db`, bits and noise from `seed`.
     pub fn new(setup: &ConvSetup, ebn0_db: f64, seed: u64) -> CodeResult<Self> {
         setup.validate()?;
-        Ok(Self { setup: setup.clone(), tx: setup.transmitter(ebn0_db, seed)?, quantizer: setup.quantizer(ebn0_db)?, sent: Vec::new(), info: Vec::new() })
+        Ok(Self { setup: setup.clone(), tx: setup.transmitter(ebn0_db, seed)?, sent: Vec::new(), info: Vec::new() })
     }
 
     /// The channel LLRs of the first `bits` information bits (whole frames
     /// with their tails, for frames), sending more as needed.
     pub fn sent(&mut self, bits: usize) -> CodeResult<&[T]> {
-        let mut llrs = Vec::new();
-        while self.info.len() < bits {
-            llrs.clear();
-            // In pieces, so that the f32 intermediates stay small beside the stream.
-            self.tx.send((bits - self.info.len()).min(1 << 22), &mut self.info, &mut llrs)?;
-            T::from_llrs(&llrs, &self.quantizer, &mut self.sent)?;
+        if self.info.len() < bits {
+            self.tx.send(bits - self.info.len(), &mut self.info, &mut self.sent)?;
         }
         // Trellis stages of the first `bits` bits (frames are whole, tails included).
         let stages = match self.setup.mode {

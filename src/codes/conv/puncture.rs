@@ -191,6 +191,15 @@ struct Phase {
 }
 
 impl Phase {
+    /// With an identity pattern, account for `items` passed on unchanged.
+    fn pass(&mut self, items: usize) -> bool {
+        if !self.pattern.is_identity() {
+            return false;
+        }
+        self.pos = (self.pos + items) % (self.pattern.n() * self.pattern.period());
+        true
+    }
+
     fn advance(&mut self) -> bool {
         let n = self.pattern.n();
         let keep = self.pattern.keeps(self.pos % n, self.pos / n);
@@ -223,12 +232,17 @@ impl Puncturer {
         Self { phase: Phase { pattern, pos: 0 } }
     }
 
+    /// With a pattern that keeps every bit, account for `items` that the
+    /// caller passes on unchanged (saving a copy) and return true; otherwise
+    /// return false and change nothing.
+    pub fn pass_through(&mut self, items: usize) -> bool {
+        self.phase.pass(items)
+    }
+
     /// Append the kept items of `input` to `out`.
     pub fn puncture<T: Copy>(&mut self, input: &[T], out: &mut Vec<T>) {
-        let phase = &mut self.phase;
-        if phase.pattern.is_identity() {
+        if self.phase.pass(input.len()) {
             out.extend_from_slice(input);
-            phase.pos = (phase.pos + input.len()) % (phase.pattern.n() * phase.pattern.period());
             return;
         }
         for &x in input {
@@ -336,6 +350,13 @@ impl Depuncturer {
         d
     }
 
+    /// With a pattern that keeps every bit, account for `items` that the
+    /// caller passes on unchanged (saving a copy) and return true; otherwise
+    /// return false and change nothing.
+    pub fn pass_through(&mut self, items: usize) -> bool {
+        self.phase.pass(items)
+    }
+
     /// Start over at stage `stage` of the period, as for a new piece of stream.
     pub fn restart_at(&mut self, stage: usize) {
         self.phase.pos = stage % self.phase.pattern.period() * self.phase.pattern.n();
@@ -346,9 +367,8 @@ impl Depuncturer {
     /// follow it within the same stage.
     pub fn depuncture<T: Copy + Default>(&mut self, input: &[T], out: &mut Vec<T>) {
         let span = self.take.len();
-        if self.phase.pattern.is_identity() {
+        if self.phase.pass(input.len()) {
             out.extend_from_slice(input);
-            self.phase.pos = (self.phase.pos + input.len()) % span;
             return;
         }
         let mut input = input;

@@ -3,10 +3,12 @@
 
 use super::super::assembly::Assembly;
 use super::super::params::{Args, Literal, Param, ParamType};
-use super::groups::SEED;
+use super::groups::{LLR, SEED, by_llr, llr_type};
 use super::{Kind, Ports, StreamType, io};
-use crate::blocks::{Awgn, BerSink, BerStop, BpskMapper, LlrDemapper, Quantize, RandomBits, Reporting, ThroughputProbe};
+use crate::blocks::{Awgn, BerSink, BerStop, BpskAwgn, BpskMapper, LlrDemapper, Quantize, RandomBits, Reporting, ThroughputProbe};
 use crate::codes::channel::{Quantizer, Sample, noise_variance};
+use crate::codes::llr::Llr;
+use futuresdr::runtime::dev::CpuSample;
 use futuresdr::runtime::BlockId;
 use num_complex::Complex32;
 
@@ -40,6 +42,34 @@ pub(super) const KINDS: &[Kind] = &[
                 asm.add(a.about("ebn0_db", block)?)
             }
             by_sample(a, asm, add::<f32>, add::<Complex32>)
+        },
+    },
+    Kind {
+        name: "BpskAwgn",
+        summary: "bits to the LLRs of BPSK over AWGN in one pass on all cores: BpskMapper → Awgn → LlrDemapper (→ Quantize), bit for bit",
+        groups: &[
+            &[
+                EBN0,
+                EFFECTIVE_RATE,
+                SEED,
+                Param::optional("scale", ParamType::Real, "i8 LLRs: quantizer scale; without it, the matched 16·σ² of ebn0_db and rate"),
+            ],
+            LLR,
+        ],
+        ports: |a| Ok(io(Some(StreamType::U8), Some(llr_type(a)?))),
+        add: |a, asm| {
+            fn add<T: Llr + CpuSample>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockId> {
+                let (ebn0, rate) = (a.real("ebn0_db")?, a.real("rate")?);
+                let variance = a.about("ebn0_db", noise_variance(ebn0, rate))?;
+                let quantizer = match a.real_opt("scale")? {
+                    Some(_) if T::NAME == "f32" => return Err(a.invalid("scale", "only i8 LLRs are quantized; drop scale or set llr = \"i8\"")),
+                    Some(s) => a.about("scale", Quantizer::new(s as f32))?,
+                    None => a.about("ebn0_db", Quantizer::matched(variance))?,
+                };
+                let block = a.about("ebn0_db", BpskAwgn::<T>::new(ebn0, rate, a.count("seed")?, quantizer))?;
+                asm.add(block.report_to(&asm.errors))
+            }
+            by_llr(a, asm, add::<i8>, add::<f32>)
         },
     },
     Kind {
