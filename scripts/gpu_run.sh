@@ -7,6 +7,8 @@
 # baseline binary in the bundle: new, then baseline). The step "compare"
 # (with a baseline) times a few single configurations end to end through the
 # decoder contract, baseline and new alternately, three times each.
+# The step "files" writes an LLR file and decodes it file to file (with and
+# without a BER count) and runs the AWGN flowgraph, all with --profile.
 # GPUFEC_STEPS picks the steps (default "info tests flowgraph bench"). Logs
 # under $OUT (or /tmp/gpufec-out); summary table last.
 set -uo pipefail
@@ -40,6 +42,18 @@ if want flowgraph; then
     for at in block decoder; do
         step "flowgraph-r34-$at" "$here/bin/gpufec" run flowgraphs/viterbi_awgn.toml --backend gpu "${r34[@]}" --set vars.depuncture=$at
     done
+fi
+if want files; then
+    # File → decoder → file and the AWGN flowgraph, profiled: 4e9 information
+    # bits make an 8 GB LLR file (page cache: the read is from memory).
+    fd=${GPUFEC_FILES_DIR:-/tmp/gpufec-files}
+    mkdir -p "$fd"
+    names=(--set "vars.llrs=$fd/llrs.i8" --set "vars.bits=$fd/bits.packed")
+    step files-write "$here/bin/gpufec" run flowgraphs/awgn_to_files.toml --profile --set source.total=${GPUFEC_FILE_BITS:-4e9} "${names[@]}"
+    step files-decode "$here/bin/gpufec" run flowgraphs/viterbi_file.toml --backend gpu --profile --set "vars.llrs=$fd/llrs.i8" --set "vars.decoded=$fd/decoded.packed"
+    step files-ber "$here/bin/gpufec" run flowgraphs/viterbi_file_ber.toml --backend gpu --profile "${names[@]}" --set "vars.decoded=$fd/decoded.packed"
+    rm -rf "$fd"
+    step flowgraph-profile "$here/bin/gpufec" run flowgraphs/viterbi_awgn.toml --backend gpu --profile --set source.total=4e9
 fi
 if want bench; then
     step bench "$here/bin/gpufec" bench conv --backend gpu "$@"

@@ -100,17 +100,21 @@ fn print_profile(summary: &Summary) {
     let total: f64 = summary.loads.iter().map(|l| l.load.busy().as_secs_f64()).sum();
     let wall = summary.wall.as_secs_f64();
     println!("profile: busy time in each block's work calls, wall {wall:.2} s");
-    println!("{:<14} {:<16} {:>9} {:>7} {:>9} {:>13} {:>12} {:>12}", "block", "type", "busy s", "share", "calls", "items", "M/s busy", "M/s wall");
+    println!(
+        "{:<14} {:<16} {:>9} {:>7} {:>9} {:>9} {:>13} {:>12} {:>12}",
+        "block", "type", "busy s", "share", "cpu s", "calls", "items", "M/s busy", "M/s wall"
+    );
     for l in &summary.loads {
         let (busy, items) = (l.load.busy().as_secs_f64(), l.load.items());
         let share = if total > 0.0 { 100.0 * busy / total } else { 0.0 };
         let rate = |s: f64| if s > 0.0 { format!("{:.1}", items as f64 / s / 1e6) } else { "n/a".into() };
         println!(
-            "{:<14} {:<16} {:>9.3} {:>6.1}% {:>9} {:>13} {:>12} {:>12}",
+            "{:<14} {:<16} {:>9.3} {:>6.1}% {:>9.3} {:>9} {:>13} {:>12} {:>12}",
             l.block,
             l.kind,
             busy,
             share,
+            l.load.cpu().as_secs_f64(),
             l.load.calls(),
             items,
             rate(busy),

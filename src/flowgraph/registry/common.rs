@@ -5,7 +5,7 @@ use super::super::assembly::Assembly;
 use super::super::params::{Args, Literal, Param, ParamType};
 use super::groups::{LLR, SEED, by_llr, llr_type};
 use super::{Kind, Ports, StreamType, io};
-use crate::blocks::{Awgn, BerSink, BerStop, BpskAwgn, BpskMapper, LlrDemapper, Quantize, RandomBits, Reporting, ThroughputProbe};
+use crate::blocks::{Pod, Awgn, BerSink, BerStop, BpskAwgn, BpskMapper, FileFormat, FileSink, FileSource, LlrDemapper, Quantize, RandomBits, Reporting, ThroughputProbe};
 use crate::codes::channel::{Quantizer, Sample, noise_variance};
 use crate::codes::llr::Llr;
 use futuresdr::runtime::dev::CpuSample;
@@ -20,6 +20,40 @@ pub(super) const KINDS: &[Kind] = &[
         groups: &[&[SEED, Param::optional("total", ParamType::Count, "bits to emit (endless if absent)")]],
         ports: |_| Ok(io(None, Some(StreamType::U8))),
         add: |a, asm| asm.add(RandomBits::new(a.count("seed")?, a.count_opt("total")?)),
+    },
+    Kind {
+        name: "FileSource",
+        summary: "items of a raw file (GNU Radio's layout): bits, packed bits, i8 or f32 LLRs, cf32 or ci16 samples",
+        groups: &[&[
+            PATH,
+            FORMAT,
+            Param::with_default("repeat", ParamType::Flag, Literal::Flag(false), "start again at the end of the file"),
+        ]],
+        ports: |a| Ok(io(None, Some(file_stream(a)?))),
+        add: |a, asm| {
+            let (path, format, repeat) = (a.text("path")?.to_string(), file_format(a)?, a.flag("repeat")?);
+            match file_stream(a)? {
+                StreamType::U8 => add_source::<u8>(a, asm, &path, format, repeat),
+                StreamType::I8 => add_source::<i8>(a, asm, &path, format, repeat),
+                StreamType::F32 => add_source::<f32>(a, asm, &path, format, repeat),
+                StreamType::Cf32 => add_source::<Complex32>(a, asm, &path, format, repeat),
+            }
+        },
+    },
+    Kind {
+        name: "FileSink",
+        summary: "writes its input to a raw file (GNU Radio's layout), created or truncated when the flowgraph is built",
+        groups: &[&[PATH, FORMAT]],
+        ports: |a| Ok(io(Some(file_stream(a)?), None)),
+        add: |a, asm| {
+            let (path, format) = (a.text("path")?.to_string(), file_format(a)?);
+            match file_stream(a)? {
+                StreamType::U8 => add_sink::<u8>(a, asm, &path, format),
+                StreamType::I8 => add_sink::<i8>(a, asm, &path, format),
+                StreamType::F32 => add_sink::<f32>(a, asm, &path, format),
+                StreamType::Cf32 => add_sink::<Complex32>(a, asm, &path, format),
+            }
+        },
     },
     Kind {
         name: "BpskMapper",
@@ -143,6 +177,38 @@ pub(super) const KINDS: &[Kind] = &[
         },
     },
 ];
+
+const PATH: Param = Param::required("path", ParamType::Text, "the file, relative to the working directory");
+const FORMAT: Param = Param::required(
+    "format",
+    ParamType::Choice(&["bits", "packed", "i8", "f32", "cf32", "ci16"]),
+    "bits: one u8 0/1 per bit; packed: 8 bits per byte, first bit most significant; i8, f32: LLRs or samples; cf32, ci16: complex samples",
+);
+
+fn file_format(a: &Args) -> anyhow::Result<FileFormat> {
+    let name = a.text("format")?;
+    FileFormat::named(name).ok_or_else(|| a.invalid("format", format!("'{name}' is not a file format")))
+}
+
+/// The stream type of a file block's `format`.
+fn file_stream(a: &Args) -> anyhow::Result<StreamType> {
+    Ok(match file_format(a)? {
+        FileFormat::Bits | FileFormat::Packed => StreamType::U8,
+        FileFormat::I8 => StreamType::I8,
+        FileFormat::F32 => StreamType::F32,
+        FileFormat::Cf32 | FileFormat::Ci16 => StreamType::Cf32,
+    })
+}
+
+fn add_source<T: Pod + CpuSample>(a: &Args, asm: &mut Assembly, path: &str, format: FileFormat, repeat: bool) -> anyhow::Result<BlockId> {
+    let block = a.about("path", FileSource::<T>::new(path, format, repeat))?;
+    asm.add(block.report_to(&asm.errors))
+}
+
+fn add_sink<T: Pod + CpuSample>(a: &Args, asm: &mut Assembly, path: &str, format: FileFormat) -> anyhow::Result<BlockId> {
+    let block = a.about("path", FileSink::<T>::new(path, format))?;
+    asm.add(block.report_to(&asm.errors))
+}
 
 const EBN0: Param = Param::required("ebn0_db", ParamType::Real, "Eb/N0 per information bit, dB");
 const EFFECTIVE_RATE: Param = Param::required(

@@ -1,0 +1,17 @@
+//! Raw files of bits, LLRs and complex samples: the [`FileSource`] and
+//! [`FileSink`] blocks and the item formats they read and write.
+//!
+//! FutureSDR 0.0.40 has file blocks, but its source panics on a missing file,
+//! silently drops a trailing partial item and spins on an empty file with
+//! `repeat`, and neither converts packed bits or `ci16`; these check all of
+//! that and say so.
+
+mod format;
+#[cfg(test)]
+mod tests;
+mod sink;
+mod source;
+
+pub use format::{FileFormat, Pod};
+pub use sink::FileSink;
+pub use source::FileSource;

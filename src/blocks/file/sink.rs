@@ -1,0 +1,164 @@
+//! The file sink block.
+
+use super::format::{FileFormat, Pod, bytes_of, check_bits, check_format};
+use crate::blocks::{FirstError, Reporting};
+use futuresdr::runtime::dev::prelude::*;
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Writes its input to a raw file ([`FileFormat`]: bits, packed bits, `i8` or
+/// `f32` LLRs, `cf32` or `ci16` samples), byte-compatible with GNU Radio's
+/// file source for those types. The file is opened for writing when the
+/// block is made, so a path that cannot be written is refused before the
+/// flowgraph runs, and truncated only when the flowgraph starts: a flowgraph
+/// that fails to build leaves an existing file as it was.
+///
+/// Packed bits go eight to a byte, the first in the most significant place;
+/// a stream that ends inside a byte has that byte completed with zero bits
+/// (the run's bit count says how many are real). A bit other than 0 or 1, or
+/// a `ci16` sample that is not finite, fails the flowgraph; `ci16` samples
+/// are rounded and saturated.
+///
+/// # Stream Inputs
+///
+/// `input`: the items (`u8` bits for `bits` and `packed`, `i8`, `f32`, or
+/// `Complex32` for `cf32` and `ci16`).
+///
+/// # Stream Outputs
+///
+/// None.
+///
+/// # Usage
+/// ```no_run
+/// use gpufec::blocks::{FileFormat, FileSink};
+/// let snk = FileSink::<u8>::new("decoded.bits", FileFormat::Packed)?;
+/// # Ok::<(), anyhow::Error>(())
+/// ```
+#[derive(Block)]
+#[type_name(FileSink)]
+pub struct FileSink<T: Pod + CpuSample> {
+    writer: Writer<T>,
+    taken: u64,
+    errors: FirstError,
+    #[input]
+    input: DefaultCpuReader<T>,
+}
+
+impl<T: Pod + CpuSample> FileSink<T> {
+    /// Write to `path` (opened now, truncated when the flowgraph starts) as
+    /// `format`, which must hold `T` items.
+    pub fn new(path: impl AsRef<Path>, format: FileFormat) -> anyhow::Result<Self> {
+        check_format::<T>(format)?;
+        let path = path.as_ref().to_path_buf();
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        let file = BufWriter::with_capacity(4 << 20, file);
+        Ok(Self {
+            writer: Writer { path, file, format, partial: Vec::new(), scratch: Vec::new() },
+            taken: 0,
+            errors: FirstError::default(),
+            input: DefaultCpuReader::default(),
+        })
+    }
+
+    fn step(&mut self, io: &mut WorkIo) -> anyhow::Result<()> {
+        let items = self.input.slice();
+        let n = items.len();
+        if n > 0 {
+            self.writer.write(items)?;
+            self.input.consume(n);
+            self.taken += n as u64;
+        }
+        if self.input.finished() && self.input.slice().is_empty() {
+            self.writer.finish()?;
+            io.finished = true;
+        }
+        Ok(())
+    }
+}
+
+/// A file being written.
+struct Writer<T> {
+    path: PathBuf,
+    file: BufWriter<File>,
+    format: FileFormat,
+    /// Items of an incomplete group (packed bits), waiting for the rest.
+    partial: Vec<T>,
+    scratch: Vec<u8>,
+}
+
+impl<T: Pod> Writer<T> {
+    fn write(&mut self, items: &[T]) -> anyhow::Result<()> {
+        let failed = |e: std::io::Error| anyhow::anyhow!("writing {}: {e}", self.path.display());
+        if self.format.is_raw() {
+            if self.format == FileFormat::Bits {
+                // SAFETY of the cast is Pod's; the check is the format's: bits are 0 or 1.
+                check_bits(bytes_of(items))?;
+            }
+            return self.file.write_all(bytes_of(items)).map_err(failed);
+        }
+        let group = self.format.items_per_group();
+        self.scratch.clear();
+        let mut items = items;
+        if !self.partial.is_empty() {
+            let fill = (group - self.partial.len()).min(items.len());
+            self.partial.extend_from_slice(&items[..fill]);
+            items = &items[fill..];
+            if self.partial.len() == group {
+                T::encode(self.format, &self.partial, &mut self.scratch)?;
+                self.partial.clear();
+            }
+        }
+        let whole = items.len() / group * group;
+        T::encode(self.format, &items[..whole], &mut self.scratch)?;
+        self.partial.extend_from_slice(&items[whole..]);
+        self.file.write_all(&self.scratch).map_err(failed)
+    }
+
+    /// End of input: complete a partial group with default items (zero
+    /// bits), and flush.
+    fn finish(&mut self) -> anyhow::Result<()> {
+        if !self.partial.is_empty() {
+            let group = self.format.items_per_group();
+            self.partial.resize(group, T::default());
+            self.scratch.clear();
+            T::encode(self.format, &self.partial, &mut self.scratch)?;
+            self.partial.clear();
+            let scratch = std::mem::take(&mut self.scratch);
+            self.file.write_all(&scratch).map_err(|e| anyhow::anyhow!("writing {}: {e}", self.path.display()))?;
+        }
+        self.file.flush().map_err(|e| anyhow::anyhow!("writing {}: {e}", self.path.display()))
+    }
+
+}
+
+impl<T: Pod + CpuSample> Reporting for FileSink<T> {
+    fn first_error(&mut self) -> &mut FirstError {
+        &mut self.errors
+    }
+}
+
+impl<T: Pod + CpuSample> crate::blocks::Counted for FileSink<T> {
+    fn items(&self) -> u64 {
+        self.taken
+    }
+}
+
+#[doc(hidden)]
+impl<T: Pod + CpuSample> Kernel for FileSink<T> {
+    async fn init(&mut self, _mo: &mut MessageOutputs, meta: &mut BlockMeta) -> Result<()> {
+        let w = &mut self.writer;
+        let r = w.file.get_mut().set_len(0).map_err(|e| anyhow::anyhow!("truncating {}: {e}", w.path.display()));
+        self.errors.keep(meta, r)
+    }
+
+    async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, meta: &mut BlockMeta) -> Result<()> {
+        let r = self.step(io);
+        self.errors.keep(meta, r)
+    }
+}

@@ -1,0 +1,199 @@
+//! The file source block.
+
+use super::format::{FileFormat, Pod, bytes_of_mut, check_format};
+use crate::blocks::stream;
+use crate::blocks::{FirstError, Reporting};
+use futuresdr::runtime::dev::prelude::*;
+use rayon::prelude::*;
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+/// Bytes of the stream buffer behind the source: large, because a file is
+/// read as fast as memory allows and every buffer turn costs a work call.
+const BUFFER_BYTES: usize = 64 << 20;
+/// Pieces read in parallel from a regular file.
+const PIECE_BYTES: usize = 4 << 20;
+
+/// Reads the items of a raw file ([`FileFormat`]: bits, packed bits, `i8` or
+/// `f32` LLRs, `cf32` or `ci16` samples), byte-compatible with GNU Radio's
+/// file sink for those types; with `repeat`, from the start again at its end.
+///
+/// A missing file, an empty file to repeat, or a regular file whose length is
+/// not a whole number of items is refused when the block is made; a file that
+/// ends inside an item while it is read (a pipe, or a file cut short meanwhile)
+/// fails the flowgraph with the count of items read. Regular files are read
+/// in 4 MiB pieces on all cores; pipes and devices one read at a time.
+///
+/// # Stream Inputs
+///
+/// None.
+///
+/// # Stream Outputs
+///
+/// `output`: the items (`u8` bits for `bits` and `packed`, `i8`, `f32`, or
+/// `Complex32` for `cf32` and `ci16`).
+///
+/// # Usage
+/// ```no_run
+/// use gpufec::blocks::{FileFormat, FileSource};
+/// let src = FileSource::<i8>::new("llrs.i8", FileFormat::I8, false)?;
+/// # Ok::<(), anyhow::Error>(())
+/// ```
+#[derive(Block)]
+#[type_name(FileSource)]
+pub struct FileSource<T: Pod + CpuSample> {
+    reader: Reader,
+    format: FileFormat,
+    repeat: bool,
+    emitted: u64,
+    scratch: Vec<u8>,
+    errors: FirstError,
+    #[output]
+    output: DefaultCpuWriter<T>,
+}
+
+impl<T: Pod + CpuSample> FileSource<T> {
+    /// Read `path` as `format` (which must hold `T` items), repeating it at
+    /// its end if `repeat`.
+    pub fn new(path: impl AsRef<Path>, format: FileFormat, repeat: bool) -> anyhow::Result<Self> {
+        check_format::<T>(format)?;
+        let path = path.as_ref().to_path_buf();
+        let file = File::open(&path).map_err(|e| anyhow::anyhow!("cannot open {}: {e}", path.display()))?;
+        let meta = file.metadata().map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        let length = meta.is_file().then_some(meta.len());
+        if let Some(len) = length {
+            let group = format.group_bytes() as u64;
+            anyhow::ensure!(
+                len % group == 0,
+                "{} is {len} bytes, not a whole number of {group}-byte {} items ({} bytes left over)",
+                path.display(),
+                format.name(),
+                len % group
+            );
+            anyhow::ensure!(!(repeat && len == 0), "{} is empty: there is nothing to repeat", path.display());
+        }
+        let mut output = stream::output::<T>();
+        output.set_min_buffer_size_in_items(BUFFER_BYTES / size_of::<T>());
+        let reader = Reader { path, file, length, offset: 0 };
+        Ok(Self { reader, format, repeat, emitted: 0, scratch: Vec::new(), errors: FirstError::default(), output })
+    }
+
+    /// At the end of the file: start again (`repeat`), or finish.
+    fn at_end(&mut self) -> anyhow::Result<bool> {
+        if !self.repeat {
+            return Ok(true);
+        }
+        let r = &mut self.reader;
+        anyhow::ensure!(r.offset > 0, "{} is empty: there is nothing to repeat", r.path.display());
+        r.file = File::open(&r.path).map_err(|e| anyhow::anyhow!("reopening {}: {e}", r.path.display()))?;
+        r.offset = 0;
+        Ok(false)
+    }
+
+    fn step(&mut self, io: &mut WorkIo) -> anyhow::Result<()> {
+        let (group_bytes, group_items) = (self.format.group_bytes(), self.format.items_per_group());
+        let room = self.output.slice().len() / group_items;
+        if room == 0 {
+            return Ok(());
+        }
+        let bytes = room * group_bytes;
+        let n = if self.format.is_raw() {
+            self.reader.read(&mut bytes_of_mut(self.output.slice())[..bytes])?
+        } else {
+            self.scratch.resize(bytes, 0);
+            let n = self.reader.read(&mut self.scratch)?;
+            let whole = n - n % group_bytes;
+            T::decode(self.format, &self.scratch[..whole], &mut self.output.slice()[..whole / group_bytes * group_items]);
+            n
+        };
+        anyhow::ensure!(
+            n % group_bytes == 0,
+            "{} ends inside an item: {} {} items read, then {} bytes",
+            self.reader.path.display(),
+            self.emitted + (n / group_bytes * group_items) as u64,
+            self.format.name(),
+            n % group_bytes
+        );
+        let items = n / group_bytes * group_items;
+        self.output.produce(items);
+        self.emitted += items as u64;
+        if n < bytes {
+            io.finished = self.at_end()?;
+            if !io.finished {
+                io.call_again = true;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A file being read, and where.
+struct Reader {
+    path: PathBuf,
+    file: File,
+    /// Bytes of a regular file (read in parallel at offsets), or `None` for a stream.
+    length: Option<u64>,
+    offset: u64,
+}
+
+impl Reader {
+    /// Fill `bytes` from the file, from the current offset; the bytes read
+    /// (fewer only at the end of the file).
+    fn read(&mut self, bytes: &mut [u8]) -> anyhow::Result<usize> {
+        let path = &self.path;
+        let failed = |e: std::io::Error| anyhow::anyhow!("reading {}: {e}", path.display());
+        let n = match self.length {
+            Some(len) => {
+                let n = bytes.len().min((len - self.offset) as usize);
+                let (file, at) = (&self.file, self.offset);
+                bytes[..n].par_chunks_mut(PIECE_BYTES).enumerate().try_for_each(|(i, piece)| {
+                    file.read_exact_at(piece, at + (i * PIECE_BYTES) as u64).map_err(|e| {
+                        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                            anyhow::anyhow!("{} became shorter while it was read", path.display())
+                        } else {
+                            failed(e)
+                        }
+                    })
+                })?;
+                n
+            }
+            None => {
+                let mut n = 0;
+                while n < bytes.len() {
+                    match self.file.read(&mut bytes[n..]) {
+                        Ok(0) => break,
+                        Ok(k) => n += k,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(failed(e)),
+                    }
+                }
+                n
+            }
+        };
+        self.offset += n as u64;
+        Ok(n)
+    }
+
+}
+
+impl<T: Pod + CpuSample> Reporting for FileSource<T> {
+    fn first_error(&mut self) -> &mut FirstError {
+        &mut self.errors
+    }
+}
+
+impl<T: Pod + CpuSample> crate::blocks::Counted for FileSource<T> {
+    fn items(&self) -> u64 {
+        self.emitted
+    }
+}
+
+#[doc(hidden)]
+impl<T: Pod + CpuSample> Kernel for FileSource<T> {
+    async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, meta: &mut BlockMeta) -> Result<()> {
+        let r = self.step(io);
+        self.errors.keep(meta, r)
+    }
+}
