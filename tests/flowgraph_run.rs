@@ -6,7 +6,7 @@
 //! depuncturing.
 
 use gpufec::blocks::BerCounts;
-use gpufec::codes::conv::{ConvCode, ConvLink, ConvSetup, CpuViterbi, PuncturePattern, TileConfig, Traceback, Trellis, ViterbiMode};
+use gpufec::codes::conv::{ConvCode, ConvLink, ConvSetup, CpuViterbi, PuncturePattern, TileConfig, Trellis, ViterbiMode, default_tile};
 use gpufec::codes::sim::{Link, StopRule, run_point};
 use gpufec::flowgraph::{BuildOptions, FlowgraphFile, Override, Summary, build, run};
 use gpufec::gpu::Backend;
@@ -39,9 +39,11 @@ fn counts(s: &Summary) -> BerCounts {
 /// The direct simulation of the shipped flowgraph's chain.
 fn simulate(llr: &str, rate: &str, ebn0_db: f64, bits: u64, seed: u64) -> BerCounts {
     let trellis = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
-    let tile = TileConfig::new(256, 20, 20, Traceback::Serial).unwrap().with_group(64).unwrap();
+    // The flowgraph's tile is the default of its rate.
+    let puncture = PuncturePattern::standard(rate).unwrap();
+    let tile = TileConfig::from_text(&default_tile(&puncture), "serial", 64).unwrap();
     let mode = ViterbiMode::Tiled(tile);
-    let setup = ConvSetup { trellis: trellis.clone(), puncture: PuncturePattern::standard(rate).unwrap(), mode, frame_bits: 256, i8_scale: None };
+    let setup = ConvSetup { trellis: trellis.clone(), puncture, mode, frame_bits: 256, i8_scale: None };
     let mut link: Box<dyn Link> = if llr == "i8" {
         Box::new(ConvLink::new(setup, Box::new(CpuViterbi::<i8>::new(trellis, mode, 0).unwrap())).unwrap())
     } else {
@@ -99,13 +101,18 @@ fn depuncturing_in_the_decoder_counts_what_the_block_counts() {
         // before the stream start differ; DepuncturedUnits' tests).
         assert!(decoder.bit_errors.abs_diff(block.bit_errors) <= 252, "rate {rate}: {block:?} vs {decoder:?}");
     }
-    // The tile must start on the period; auto falls back to the block.
-    let sets = |at: &str| ["source.total=1000".to_string(), "vars.rate=3/4".to_string(), format!("vars.depuncture={at}")];
+    // The tile must start on the period; auto falls back to the block. (The
+    // default tiles do start on it.)
+    let sets = |at: &str| {
+        ["source.total=1000".to_string(), "vars.rate=3/4".to_string(), "vars.tile=256,32,40".to_string(), format!("vars.depuncture={at}")]
+    };
     let e = run_file("i8", &sets("decoder"), Backend::Cpu).err().unwrap();
     assert!(format!("{e:#}").contains("make f a multiple of 3"), "{e:#}");
     let auto = run_file("i8", &sets("auto"), Backend::Cpu).unwrap();
     assert!(!auto.decoders[0].describe.contains("depuncturing"), "{}", auto.decoders[0].describe);
     assert_eq!(counts(&auto).bits, 1000);
+    let default = run_file("i8", &["source.total=1000".to_string(), "vars.rate=3/4".to_string()], Backend::Cpu).unwrap();
+    assert!(default.decoders[0].describe.contains("depuncturing"), "{}", default.decoders[0].describe);
 }
 
 #[test]

@@ -6,7 +6,7 @@ use super::count::count_usize;
 use super::curve::{CurveArgs, EBN0, run_curve};
 use super::grid::Grid;
 use crate::codes::conv::{
-    ConvCode, ConvLink, ConvSetup, DEFAULT_GROUP, DEFAULT_TILE, FrameConfig, NoisyLlrs, PuncturePattern, TileConfig, Trellis, ViterbiLlr, ViterbiMode,
+    ConvCode, ConvLink, ConvSetup, DEFAULT_GROUP, FrameConfig, default_tile, NoisyLlrs, PuncturePattern, TileConfig, Trellis, ViterbiLlr, ViterbiMode,
 };
 use crate::codes::decode::Batch;
 use crate::codes::llr::LlrType;
@@ -50,7 +50,7 @@ pub struct DecoderArgs {
     /// Information bits per frame (terminated: default 1024; streaming: the FER frame, default f).
     #[arg(long, value_parser = count_usize)]
     pub frame: Option<usize>,
-    /// Tile f,v1,v2 in trellis stages (streaming; default 256,20,20).
+    /// Tile f,v1,v2 in trellis stages (streaming; default by rate, within 0.05 dB of full frames: 256,20,20 at 1/2, 256,24,28 at 2/3, 255,32,40 at 3/4, 255,44,56 at 5/6, 252,64,68 at 7/8).
     #[arg(long)]
     pub tile: Option<String>,
     /// Tiles per work unit (streaming; default 64).
@@ -101,15 +101,16 @@ fn code(a: &CodeArgs) -> anyhow::Result<(Arc<Trellis>, PuncturePattern)> {
     Ok((trellis, puncture))
 }
 
-/// The tile geometry from the options (their defaults where absent); an
-/// error names its option.
-fn tile(d: &DecoderArgs) -> anyhow::Result<TileConfig> {
-    let (tile, traceback) = (d.tile.as_deref().unwrap_or(DEFAULT_TILE), d.traceback.as_deref().unwrap_or("serial"));
-    TileConfig::from_text(tile, traceback, d.group.unwrap_or(DEFAULT_GROUP)).map_err(|(field, e)| anyhow::anyhow!("--{}: {e}", field.name()))
+/// The tile geometry from the options (where absent, the default tile of the
+/// puncturing `puncture`); an error names its option.
+fn tile(d: &DecoderArgs, puncture: &PuncturePattern) -> anyhow::Result<TileConfig> {
+    let tile = d.tile.clone().unwrap_or_else(|| default_tile(puncture));
+    let traceback = d.traceback.as_deref().unwrap_or("serial");
+    TileConfig::from_text(&tile, traceback, d.group.unwrap_or(DEFAULT_GROUP)).map_err(|(field, e)| anyhow::anyhow!("--{}: {e}", field.name()))
 }
 
 /// The decoder's mode and the counted frame.
-fn mode(d: &DecoderArgs) -> anyhow::Result<(ViterbiMode, usize)> {
+fn mode(d: &DecoderArgs, puncture: &PuncturePattern) -> anyhow::Result<(ViterbiMode, usize)> {
     match d.mode {
         ModeArg::Terminated => {
             anyhow::ensure!(
@@ -120,7 +121,7 @@ fn mode(d: &DecoderArgs) -> anyhow::Result<(ViterbiMode, usize)> {
             Ok((ViterbiMode::Frame(f), f.frame))
         }
         ModeArg::Streaming => {
-            let tile = tile(d)?;
+            let tile = tile(d, puncture)?;
             anyhow::ensure!(d.frame != Some(0), "--frame: a frame of 0 bits; it must be at least 1");
             Ok((ViterbiMode::Tiled(tile), d.frame.unwrap_or(tile.f)))
         }
@@ -144,7 +145,7 @@ fn link<T: ViterbiLlr>(setup: ConvSetup, backend: Backend) -> anyhow::Result<(Bo
 /// Run `gpufec ber conv`; whether Ctrl-C ended it.
 pub fn ber(a: BerArgs) -> anyhow::Result<bool> {
     let (trellis, puncture) = code(&a.code)?;
-    let (mode, frame_bits) = mode(&a.decoder)?;
+    let (mode, frame_bits) = mode(&a.decoder, &puncture)?;
     let setup = ConvSetup { trellis: trellis.clone(), puncture: puncture.clone(), mode, frame_bits, i8_scale: None };
     let (mut link, about) = match a.llr {
         LlrType::I8 => link::<i8>(setup, a.backend)?,
@@ -222,7 +223,7 @@ impl Setup {
 /// both within 0.05 dB of full-frame decoding, see BENCHMARKS.md), `group`
 /// tiles to a work unit, and terminated frames of [`BENCH_FRAME_BITS`] bits.
 pub fn standard_setups(group: usize) -> anyhow::Result<Vec<Setup>> {
-    let serial = TileConfig::from_text(DEFAULT_TILE, "serial", group).map_err(|(_, e)| anyhow::anyhow!("--group: {e}"))?;
+    let serial = TileConfig::from_text(&default_tile(&PuncturePattern::none(2)), "serial", group).map_err(|(_, e)| anyhow::anyhow!("--group: {e}"))?;
     let parallel = TileConfig::from_text("256,20,45", "parallel:32", group).map_err(|(_, e)| anyhow::anyhow!("--group: {e}"))?;
     let frames = FrameConfig::new(BENCH_FRAME_BITS, true)?;
     Ok([ViterbiMode::Tiled(serial), ViterbiMode::Tiled(parallel), ViterbiMode::Frame(frames)].into_iter().map(Setup::new).collect())
@@ -240,13 +241,13 @@ fn bench_setups(a: &BenchConvArgs) -> anyhow::Result<Vec<Setup>> {
             group: a.group,
             traceback: a.traceback.clone(),
         };
-        return Ok(vec![Setup::new(mode(&d)?.0)]);
+        return Ok(vec![Setup::new(mode(&d, &PuncturePattern::none(2))?.0)]);
     }
     if a.tile.is_none() && a.traceback.is_none() && a.mode.is_none() {
         return standard_setups(a.group.unwrap_or(DEFAULT_GROUP));
     }
     let d = DecoderArgs { mode: ModeArg::Streaming, frame: None, tile: a.tile.clone(), group: a.group, traceback: a.traceback.clone() };
-    Ok(vec![Setup::new(ViterbiMode::Tiled(tile(&d)?))])
+    Ok(vec![Setup::new(ViterbiMode::Tiled(tile(&d, &PuncturePattern::none(2))?))])
 }
 
 /// Run `gpufec bench conv`.

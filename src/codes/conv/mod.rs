@@ -13,5 +13,5 @@ pub use encoder::{ConvEncoder, EncoderMode};
 pub use link::{ConvLink, ConvSetup, NoisyLlrs};
 pub use puncture::{Depuncturer, MAX_PERIOD, PuncturePattern, Punctured, Puncturer};
 pub use viterbi::{
-    CpuViterbi, DEFAULT_GROUP, DEFAULT_TILE, DepuncturedUnits, FrameConfig, SimdLevel, TileConfig, TileField, Tiler, Traceback, ViterbiLlr, ViterbiMode,
+    CpuViterbi, DEFAULT_GROUP, DepuncturedUnits, default_tile, FrameConfig, SimdLevel, TileConfig, TileField, Tiler, Traceback, ViterbiLlr, ViterbiMode,
 };

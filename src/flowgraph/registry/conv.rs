@@ -146,7 +146,7 @@ const DEPUNCTURE: Param = Param::with_default(
      multiple, else the block (tiled streams only). Give all three blocks the same value, rate and tile",
 );
 const TILE: Param =
-    Param::with_default("tile", ParamType::Text, Literal::Text(conv::DEFAULT_TILE), "Viterbi tile f,v1,v2 in stages");
+    Param::with_default("tile", ParamType::Text, Literal::Text("auto"), "Viterbi tile f,v1,v2 in stages, or auto: the default of the puncturing rate (256,20,20 at 1/2)");
 const GROUP: Param = Param::with_default("group", ParamType::Count, Literal::Count(conv::DEFAULT_GROUP as u64), "tiles per work unit");
 const TRACEBACK: Param = Param::with_default(
     "traceback",
@@ -191,7 +191,7 @@ fn punctured(a: &Args, role: &str, n: usize) -> anyhow::Result<Option<PuncturePa
         // Measured faster where it applies (BENCHMARKS.md): fewer bytes cross
         // PCIe and the Depuncture block's thread drops out of the chain.
         "auto" => {
-            let tile = a.about("tile", TileConfig::parse(a.text("tile")?, conv::Traceback::Serial))?;
+            let tile = a.about("tile", TileConfig::parse(&tile_text(a)?, conv::Traceback::Serial))?;
             // One definition of where the decoder can depuncture: the punctured tiler's.
             if Tiler::<i8>::punctured(tile, p.clone()).is_ok() { "decoder" } else { "block" }
         }
@@ -205,7 +205,15 @@ fn punctured(a: &Args, role: &str, n: usize) -> anyhow::Result<Option<PuncturePa
 fn tile(a: &Args) -> anyhow::Result<TileConfig> {
     let traceback = if a.has("traceback") { a.text("traceback")? } else { "serial" };
     let group = a.size("group")?;
-    TileConfig::from_text(a.text("tile")?, traceback, group).map_err(|(field, e)| a.invalid(field.name(), e))
+    TileConfig::from_text(&tile_text(a)?, traceback, group).map_err(|(field, e)| a.invalid(field.name(), e))
+}
+
+/// The `tile` field, with `auto` resolved to the default of the block's puncturing.
+fn tile_text(a: &Args) -> anyhow::Result<String> {
+    match a.text("tile")? {
+        "auto" => Ok(conv::default_tile(&pattern(a)?)),
+        t => Ok(t.to_string()),
+    }
 }
 
 /// The tiler of a stream of `n` LLRs per stage, punctured when the decoder

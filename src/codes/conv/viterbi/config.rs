@@ -1,6 +1,7 @@
 //! Decoder configurations: tiled (v1 / f / v2 with serial or parallel
 //! traceback) and whole frames.
 
+use crate::codes::conv::PuncturePattern;
 use crate::codes::error::{CodeError, CodeResult, invalid};
 
 /// Which part of a tile geometry given as text an error is about
@@ -30,9 +31,33 @@ impl TileField {
 /// per tile bounded and every metric far from overflow.
 pub const MAX_TILE_STAGES: usize = 1 << 16;
 
-/// Tile f,v1,v2 unless told: serial traceback with v1 = v2 = 20 loses under
-/// 0.05 dB against the full-frame decoder at K = 7 (BENCHMARKS.md, Table II).
-pub const DEFAULT_TILE: &str = "256,20,20";
+/// The overlaps (v1, v2) of the default tile by punctured rate (up to the
+/// rate of each row): the cheapest that kept serial-traceback streaming within
+/// 0.05 dB of the full-frame decoder at K = 7 on two seeds (BENCHMARKS.md,
+/// "Streaming tiles by rate"). A punctured stream needs longer overlaps, the
+/// warm-up v1 above all: with v1 = 20, no v2 gets within 0.1 dB at 3/4.
+const DEFAULT_OVERLAPS: [(f64, usize, usize); 5] =
+    [(0.5, 20, 20), (2.0 / 3.0, 24, 28), (0.75, 32, 40), (5.0 / 6.0, 44, 56), (7.0 / 8.0, 64, 68)];
+
+/// The tile f,v1,v2 to use unless told, for a stream punctured with
+/// `puncture`: the overlaps of its rate, and f the largest multiple of the
+/// puncturing period up to 256 stages, so that the decoder can depuncture each
+/// tile as it loads it.
+///
+/// # Example
+/// ```
+/// use gpufec::codes::conv::{PuncturePattern, default_tile};
+/// assert_eq!(default_tile(&PuncturePattern::none(2)), "256,20,20");
+/// assert_eq!(default_tile(&PuncturePattern::standard("3/4").unwrap()), "255,32,40");
+/// assert_eq!(default_tile(&PuncturePattern::standard("7/8").unwrap()), "252,64,68");
+/// ```
+pub fn default_tile(puncture: &PuncturePattern) -> String {
+    let rate = puncture.rate();
+    let (_, v1, v2) = DEFAULT_OVERLAPS.iter().find(|(r, _, _)| rate <= r + 1e-9).unwrap_or(&DEFAULT_OVERLAPS[4]);
+    let period = puncture.period();
+    let f = (256 / period * period).max(period);
+    format!("{f},{v1},{v2}")
+}
 /// Tiles per work unit unless told.
 pub const DEFAULT_GROUP: usize = 64;
 

@@ -10,7 +10,7 @@ pub mod scalar;
 mod simd;
 mod tiler;
 
-pub use config::{DEFAULT_GROUP, DEFAULT_TILE, FrameConfig, MAX_FRAME_BITS, MAX_TILE_STAGES, MAX_UNIT_STAGES, TileConfig, TileField, Traceback, ViterbiMode};
+pub use config::{default_tile, DEFAULT_GROUP, FrameConfig, MAX_FRAME_BITS, MAX_TILE_STAGES, MAX_UNIT_STAGES, TileConfig, TileField, Traceback, ViterbiMode};
 pub use cpu::{CpuViterbi, DEFAULT_BATCH_UNITS, MAX_BATCH_LLRS, MAX_THREADS};
 pub use depunctured::DepuncturedUnits;
 pub use llr::ViterbiLlr;
