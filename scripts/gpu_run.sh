@@ -50,10 +50,15 @@ if want files; then
     mkdir -p "$fd"
     names=(--set "vars.llrs=$fd/llrs.i8" --set "vars.bits=$fd/bits.packed")
     step files-write "$here/bin/gpufec" run flowgraphs/awgn_to_files.toml --profile --set source.total=${GPUFEC_FILE_BITS:-4e9} "${names[@]}"
-    step files-decode "$here/bin/gpufec" run flowgraphs/viterbi_file.toml --backend gpu --profile --set "vars.llrs=$fd/llrs.i8" --set "vars.decoded=$fd/decoded.packed"
+    # FutureSDR's executor threads: one per core (0), and fewer.
+    for ex in 0 4; do
+        step files-decode-x$ex "$here/bin/gpufec" run flowgraphs/viterbi_file.toml --executors $ex --backend gpu --profile --set "vars.llrs=$fd/llrs.i8" --set "vars.decoded=$fd/decoded.packed"
+    done
     step files-ber "$here/bin/gpufec" run flowgraphs/viterbi_file_ber.toml --backend gpu --profile "${names[@]}" --set "vars.decoded=$fd/decoded.packed"
     rm -rf "$fd"
-    step flowgraph-profile "$here/bin/gpufec" run flowgraphs/viterbi_awgn.toml --backend gpu --profile --set source.total=4e9
+    for ex in 0 4 2; do
+        step flowgraph-profile-x$ex "$here/bin/gpufec" run flowgraphs/viterbi_awgn.toml --executors $ex --backend gpu --profile --set source.total=4e9
+    done
 fi
 if want bench; then
     step bench "$here/bin/gpufec" bench conv --backend gpu "$@"

@@ -194,6 +194,23 @@ fn hostile_inputs_get_clear_errors() {
 /// zero, huge, negative, NaN, empty and of the wrong kind: one clear error each.
 #[test]
 fn new_options_and_fields_refuse_hostile_values() {
+    // run's executors and profile: huge, negative, not a count.
+    fails(&["run", SHIPPED, "--executors", "1e9"], &["--executors 1000000000: at most 1024"]);
+    rejected(&["run", SHIPPED, "--executors=-1"], "'-1' is not a count");
+    rejected(&["run", SHIPPED, "--executors", "2.5"], "is not a count");
+    rejected(&["run", SHIPPED, "--profile=yes"], "--profile");
+    // File blocks: a missing file, a format not offered, a file of no whole items.
+    fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "vars.llrs=/no/such.i8"], &["block 'llr_file'", "field 'path'", "cannot open /no/such.i8"]);
+    fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "llr_file.format=i16"], &["field 'format'", "bits, packed, i8, f32, cf32, ci16"]);
+    fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "llr_file.format=f32"], &["llr_file.output carries f32 but decoder.input takes i8"]);
+    fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "decoded_file.path=/no/such/dir/x"], &["block 'decoded_file'", "cannot write /no/such/dir/x"]);
+    fails(&["run", SHIPPED, "--set", "channel.scale=0"], &["block 'channel'", "field 'scale'"]);
+    let f32_chain = ["channel", "depuncture", "framer", "decoder"].map(|b| format!("{b}.llr=f32"));
+    let mut args = vec!["run", SHIPPED, "--set", "channel.scale=2"];
+    for s in &f32_chain {
+        args.extend(["--set", s]);
+    }
+    fails(&args, &["block 'channel'", "field 'scale'", "only i8 LLRs are quantized"]);
     // Command line: zero, NaN and empty.
     fails(&["bench", "conv", "--bits", "0"], &["--bits 0", "measures nothing"]);
     fails(&["bench", "conv", "--threads", "0", "--bits", "1e4"], &["--threads 0", "1..=1024"]);

@@ -73,9 +73,20 @@ use futuresdr::runtime::Runtime;
 /// (it would bind 127.0.0.1:1337), and no log output unless `FUTURESDR_LOG`
 /// asks for it, since errors reach the caller through [`FirstError`].
 pub fn runtime() -> Runtime<futuresdr::runtime::scheduler::SmolScheduler> {
+    runtime_on(0)
+}
+
+/// [`runtime`] with `executors` threads running the blocks (0: one per core,
+/// FutureSDR's default). The blocks' heavy work runs on rayon's threads and
+/// the GPU host pool; FutureSDR's stream buffers guard their indices with spin
+/// locks, so executor threads beyond what the blocks need only contend there.
+pub fn runtime_on(executors: usize) -> Runtime<futuresdr::runtime::scheduler::SmolScheduler> {
     futuresdr::runtime::config::set("ctrlport_enable", "false");
     if std::env::var_os("FUTURESDR_LOG").is_none() {
         futuresdr::runtime::config::set("log_level", "off");
     }
-    Runtime::new()
+    if executors == 0 {
+        return Runtime::new();
+    }
+    Runtime::with_scheduler(futuresdr::runtime::scheduler::SmolScheduler::new(executors, false))
 }

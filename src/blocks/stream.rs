@@ -5,7 +5,7 @@ use crate::codes::channel::Sample;
 use futuresdr::runtime::dev::prelude::*;
 
 /// Largest input chunk a [`Relay`] takes at once, which bounds its backlog.
-const CHUNK: usize = 1 << 16;
+const CHUNK: usize = 1 << 20;
 
 /// Bytes of the stream buffer behind every output of these blocks.
 ///

@@ -7,9 +7,13 @@ use super::interrupt;
 use crate::flowgraph::{BuildOptions, FlowgraphFile, Override, Progress, Summary};
 use crate::gpu::Backend;
 use clap::Args;
+use super::count::count_usize;
 use super::status_line::StatusLine;
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// Most executor threads `--executors` may ask for.
+const MAX_EXECUTORS: usize = 1024;
 
 /// `gpufec run`.
 #[derive(Args, Debug)]
@@ -26,10 +30,15 @@ pub struct RunArgs {
     /// and its items per second: which block sets the pace.
     #[arg(long)]
     profile: bool,
+    /// Threads that run the blocks (0: one per core). The heavy work runs on
+    /// other threads; fewer executors contend less for the stream buffers.
+    #[arg(long, default_value = "0", value_parser = count_usize)]
+    executors: usize,
 }
 
 /// Run `gpufec run`; whether Ctrl-C ended it.
 pub fn run(a: RunArgs) -> anyhow::Result<bool> {
+    anyhow::ensure!(a.executors <= MAX_EXECUTORS, "--executors {}: at most {MAX_EXECUTORS}", a.executors);
     let mut file = FlowgraphFile::load(&a.file)?;
     for o in &a.set {
         file.apply(o)?;
@@ -42,7 +51,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<bool> {
     let status = StatusLine::new();
     let tick = status.tick(Duration::from_millis(250), Duration::from_secs(1));
     interrupt::install();
-    let summary = crate::flowgraph::run(built, tick, interrupt::flag(), |p| status.show(&progress_line(p)));
+    let summary = crate::flowgraph::run_on(a.executors, built, tick, interrupt::flag(), |p| status.show(&progress_line(p)));
     status.clear();
     let summary = summary?;
     if a.profile {

@@ -1,6 +1,7 @@
 //! Seeded random information bits: the one source that the link simulator and
 //! the `RandomBits` block share, so that a seed names the same bits in both.
 
+use crate::codes::packed::BIT_BYTES;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -20,6 +21,13 @@ use rand::{Rng, SeedableRng};
 /// b.fill(&mut parts[33..]);
 /// assert_eq!(whole, parts);
 /// assert!(whole.iter().all(|&x| x <= 1));
+/// // Word by word or bit by bit, the same stream.
+/// let mut c = BitSource::new(7);
+/// let mut odd = vec![0u8; 100];
+/// for chunk in odd.chunks_mut(3) {
+///     c.fill(chunk);
+/// }
+/// assert_eq!(whole, odd);
 /// ```
 #[derive(Debug, Clone)]
 pub struct BitSource {
@@ -36,11 +44,29 @@ impl BitSource {
 
     /// Overwrite `out` with the next bits of the stream.
     pub fn fill(&mut self, out: &mut [u8]) {
-        for b in out {
-            if self.left == 0 {
-                self.word = self.rng.random();
-                self.left = 64;
+        // The rest of the current word, bit by bit.
+        let head = out.len().min(self.left as usize);
+        let (head, rest) = out.split_at_mut(head);
+        self.take_bits(head);
+        // Whole words, eight bits at a time.
+        let mut words = rest.chunks_exact_mut(64);
+        for w in words.by_ref() {
+            let word: u64 = self.rng.random();
+            for (k, o) in w.chunks_exact_mut(8).enumerate() {
+                o.copy_from_slice(&BIT_BYTES[((word >> (8 * k)) & 0xff) as usize].to_le_bytes());
             }
+        }
+        let tail = words.into_remainder();
+        if !tail.is_empty() {
+            self.word = self.rng.random();
+            self.left = 64;
+            self.take_bits(tail);
+        }
+    }
+
+    /// The next `out.len()` bits of the current word (which holds them).
+    fn take_bits(&mut self, out: &mut [u8]) {
+        for b in out {
             *b = (self.word & 1) as u8;
             self.word >>= 1;
             self.left -= 1;

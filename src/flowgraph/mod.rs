@@ -63,4 +63,4 @@ pub use builder::{BuildOptions, build};
 pub use file::{BlockEntry, FlowgraphFile, MAX_FILE_BYTES, Override};
 pub use params::{Args, Literal, Need, Param, ParamType};
 pub use registry::{Kind, Ports, StreamType, kind, kinds};
-pub use runner::{Progress, Summary, run};
+pub use runner::{Progress, Summary, run, run_on};

@@ -1,7 +1,7 @@
 //! Running a built flowgraph while watching its live figures.
 
 use super::assembly::{Built, DecoderNote, LoadNote};
-use crate::blocks::{BerCounts, Throughput, runtime};
+use crate::blocks::{BerCounts, Throughput, runtime_on};
 use futuresdr::runtime::Runtime;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -42,7 +42,18 @@ pub struct Summary {
 /// `tick` meanwhile. When `cancel` is set the flowgraph is told to stop and
 /// the summary holds what was counted until then. A block's error fails the
 /// run with that block's message.
-pub fn run(built: Built, tick: Duration, cancel: &AtomicBool, mut on_tick: impl FnMut(&Progress)) -> anyhow::Result<Summary> {
+pub fn run(built: Built, tick: Duration, cancel: &AtomicBool, on_tick: impl FnMut(&Progress)) -> anyhow::Result<Summary> {
+    run_on(0, built, tick, cancel, on_tick)
+}
+
+/// [`run`] with `executors` FutureSDR executor threads (0: one per core).
+pub fn run_on(
+    executors: usize,
+    built: Built,
+    tick: Duration,
+    cancel: &AtomicBool,
+    mut on_tick: impl FnMut(&Progress),
+) -> anyhow::Result<Summary> {
     let Built { flowgraph, errors, ber_sinks, probes, decoders, loads } = built;
     let progress = |started: Instant| Progress {
         elapsed: started.elapsed(),
@@ -52,7 +63,7 @@ pub fn run(built: Built, tick: Duration, cancel: &AtomicBool, mut on_tick: impl 
     let started = Instant::now();
     let (handle_tx, handle_rx) = std::sync::mpsc::channel();
     let worker = std::thread::spawn(move || {
-        let rt = runtime();
+        let rt = runtime_on(executors);
         let (task, handle) = rt.start(flowgraph).map_err(|e| e.to_string())?.split();
         let _ = handle_tx.send(handle);
         Runtime::block_on(task).map(drop).map_err(|e| e.to_string())

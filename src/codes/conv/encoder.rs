@@ -4,6 +4,7 @@ use crate::codes::conv::code::Trellis;
 use crate::codes::encode::Encoder;
 use crate::codes::error::{CodeError, CodeResult, invalid};
 use crate::codes::packed::{BIT_BYTES, pack_word};
+use rayon::prelude::*;
 use std::sync::Arc;
 
 /// How an encoder treats the end of its input.
@@ -105,41 +106,24 @@ impl ConvEncoder {
         }
     }
 
-    /// Encode up to 64 bits (packed in `w`, `len` of them) after `history`,
-    /// appending `len · n` coded bits.
-    fn encode_word(&mut self, w: u64, len: usize, out: &mut Vec<u8>) {
-        let n = self.taps.len();
-        let prev = self.history;
-        let mut coded = [0u64; 4];
-        for (c, &taps) in coded.iter_mut().zip(&self.taps) {
-            let mut t = taps;
-            while t != 0 {
-                let d = t.trailing_zeros();
-                *c ^= if d == 0 { w } else { (w << d) | (prev >> (64 - d)) };
-                t &= t - 1;
-            }
-        }
-        // Interleave the generators a byte (8 stages) at a time and unpack.
-        let start = out.len();
-        out.resize(start + len.div_ceil(8) * 8 * n, 0);
-        for (j, dst) in out[start..].chunks_exact_mut(8 * n).enumerate() {
-            let mut mixed = 0u32;
-            for (i, c) in coded[..n].iter().enumerate() {
-                mixed |= SPREAD[n][((c >> (8 * j)) & 0xff) as usize] << i;
-            }
-            for (k, d) in dst.chunks_exact_mut(8).enumerate() {
-                d.copy_from_slice(&BIT_BYTES[((mixed >> (8 * k)) & 0xff) as usize].to_le_bytes());
-            }
-        }
-        out.truncate(start + len * n);
-        self.history = if len == 64 { w } else { (w << (64 - len)) | (prev >> len) };
-    }
-
-    /// Encode `bits` of one frame (or of the stream), 64 at a time.
+    /// Encode `bits` of one frame (or of the stream) after the current
+    /// history, appending `bits.len() · n` coded bits; long runs on all cores,
+    /// each piece starting from the 64 input bits before it.
     fn encode_run(&mut self, bits: &[u8], out: &mut Vec<u8>) {
-        for c in bits.chunks(64) {
-            self.encode_word(pack_word(c), c.len(), out);
+        let n = self.taps.len();
+        let start = out.len();
+        out.resize(start + bits.len() * n, 0);
+        let dst = &mut out[start..];
+        if bits.len() < PAR_MIN_BITS {
+            self.history = encode_slice(&self.taps, self.history, bits, dst);
+            return;
         }
+        let (taps, first) = (&self.taps, self.history);
+        bits.par_chunks(PAR_PIECE_BITS).zip(dst.par_chunks_mut(PAR_PIECE_BITS * n)).enumerate().for_each(|(i, (piece, o))| {
+            let prev = if i == 0 { first } else { pack_word(&bits[i * PAR_PIECE_BITS - 64..i * PAR_PIECE_BITS]) };
+            encode_slice(taps, prev, piece, o);
+        });
+        self.history = pack_word(&bits[bits.len() - 64..]);
     }
 
     /// Encode `bits`, appending the coded bits to `out`. In terminated mode the
@@ -163,8 +147,8 @@ impl ConvEncoder {
                     rest = &rest[take..];
                     self.pos_in_frame += take;
                     if self.pos_in_frame == frame {
-                        let tail = self.trellis.k() as usize - 1;
-                        self.encode_word(0, tail, out);
+                        let tail = [0u8; 8];
+                        self.encode_run(&tail[..self.trellis.k() as usize - 1], out);
                         self.history = 0;
                         self.pos_in_frame = 0;
                     }
@@ -178,6 +162,51 @@ impl ConvEncoder {
     pub fn at_frame_boundary(&self) -> bool {
         self.pos_in_frame == 0
     }
+}
+
+/// Runs shorter than this are encoded on the calling thread.
+const PAR_MIN_BITS: usize = 1 << 18;
+/// Bits per piece encoded on one thread (a multiple of 64).
+const PAR_PIECE_BITS: usize = 1 << 16;
+
+/// Encode `bits` after the input history `prev` (the 64 bits before them,
+/// the most recent at bit 63) into `out` (`bits.len() · n` coded bits);
+/// returns the history after them.
+fn encode_slice(taps: &[u64], mut prev: u64, bits: &[u8], out: &mut [u8]) -> u64 {
+    let n = taps.len();
+    for (c, o) in bits.chunks(64).zip(out.chunks_mut(64 * n)) {
+        prev = encode_word(taps, prev, pack_word(c), c.len(), o);
+    }
+    prev
+}
+
+/// Encode up to 64 bits (`len` of them packed in `w`) after the history
+/// `prev` into `out` (`len · n` coded bits); returns the history after them.
+#[inline(always)]
+fn encode_word(taps: &[u64], prev: u64, w: u64, len: usize, out: &mut [u8]) -> u64 {
+    let n = taps.len();
+    let mut coded = [0u64; 4];
+    for (c, &taps) in coded.iter_mut().zip(taps) {
+        let mut t = taps;
+        while t != 0 {
+            let d = t.trailing_zeros();
+            *c ^= if d == 0 { w } else { (w << d) | (prev >> (64 - d)) };
+            t &= t - 1;
+        }
+    }
+    // Interleave the generators a byte (8 stages) at a time and unpack.
+    for (j, dst) in out.chunks_mut(8 * n).enumerate() {
+        let mut mixed = 0u32;
+        for (i, c) in coded[..n].iter().enumerate() {
+            mixed |= SPREAD[n][((c >> (8 * j)) & 0xff) as usize] << i;
+        }
+        let mut bytes = [0u8; 32];
+        for (k, d) in bytes[..8 * n].chunks_exact_mut(8).enumerate() {
+            d.copy_from_slice(&BIT_BYTES[((mixed >> (8 * k)) & 0xff) as usize].to_le_bytes());
+        }
+        dst.copy_from_slice(&bytes[..dst.len()]);
+    }
+    if len == 64 { w } else { (w << (64 - len)) | (prev >> len) }
 }
 
 impl Encoder for ConvEncoder {
@@ -288,6 +317,25 @@ mod tests {
                         enc.encode(c, &mut got).unwrap();
                     }
                     assert_eq!(got, want, "{} {mode:?} split {split}", code.polys_octal());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn long_runs_on_all_cores_equal_the_trellis_walk() {
+        let bits: Vec<u8> = (0..700_001u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 30 & 1) as u8).collect();
+        for code in [ConvCode::k7_171_133(), ConvCode::k7_standard(3).unwrap()] {
+            let t = Arc::new(Trellis::new(&code));
+            for (mode, frame) in [(EncoderMode::Streaming, None), (EncoderMode::Terminated { frame: 300_000 }, Some(300_000))] {
+                let want = walk(&t, &bits, frame);
+                for split in [700_001, 333_333, 262_144] {
+                    let mut enc = ConvEncoder::new(t.clone(), mode).unwrap();
+                    let mut got = Vec::new();
+                    for c in bits.chunks(split) {
+                        enc.encode(c, &mut got).unwrap();
+                    }
+                    assert!(got == want, "{} {mode:?} split {split}", code.polys_octal());
                 }
             }
         }
