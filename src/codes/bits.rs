@@ -5,6 +5,24 @@ use crate::codes::packed::BIT_BYTES;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+/// The index of the first value of `bits` that is not 0 or 1, if any, as fast
+/// as memory allows: an OR over each piece vectorises, a search for the first
+/// bad byte does not (it ran at one byte per cycle, the slowest step of the
+/// channel block on many cores).
+///
+/// # Example
+/// ```
+/// use gpufec::codes::bits::first_non_bit;
+/// assert_eq!(first_non_bit(&[0, 1, 1, 0]), None);
+/// assert_eq!(first_non_bit(&[0, 1, 7, 2]), Some(2));
+/// ```
+pub fn first_non_bit(bits: &[u8]) -> Option<usize> {
+    const PIECE: usize = 4096;
+    let bad = bits.chunks(PIECE).position(|c| c.iter().fold(0u8, |acc, &b| acc | b) > 1)?;
+    let at = bad * PIECE;
+    bits[at..].iter().position(|&b| b > 1).map(|i| at + i)
+}
+
 /// Endless seeded stream of unpacked bits (`u8` 0/1), drawn 64 at a time from
 /// one random word, least significant bit first. The stream does not depend on
 /// how it is cut into calls.

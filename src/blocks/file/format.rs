@@ -1,6 +1,7 @@
 //! How the items of a stream are laid out in a file, byte for byte as GNU
 //! Radio's file source and sink write them (native byte order).
 
+use crate::codes::bits::first_non_bit;
 use crate::codes::packed::{BIT_BYTES, pack_word};
 use num_complex::Complex32;
 use rayon::prelude::*;
@@ -115,7 +116,7 @@ unsafe impl Pod for u8 {
 
 /// An error naming the first value of `bits` that is not 0 or 1.
 pub(super) fn check_bits(bits: &[u8]) -> anyhow::Result<()> {
-    match bits.iter().position(|&b| b > 1) {
+    match first_non_bit(bits) {
         Some(i) => anyhow::bail!("bit {i} of the piece being written is {}, not 0 or 1", bits[i]),
         None => Ok(()),
     }

@@ -5,6 +5,7 @@ use super::Channel;
 use super::bpsk::bpsk_symbol;
 use super::noise::GaussianNoise;
 use super::quantize::Quantizer;
+use crate::codes::bits::first_non_bit;
 use crate::codes::error::{CodeResult, invalid};
 use crate::codes::llr::Llr;
 use std::marker::PhantomData;
@@ -126,7 +127,7 @@ impl<T: Llr> BpskAwgn<T> {
     /// else is an error and nothing is sent) into `out`, of the same length.
     pub fn transmit_into(&mut self, bits: &[u8], out: &mut [T]) -> CodeResult<()> {
         assert_eq!(bits.len(), out.len(), "one LLR per channel bit");
-        if let Some(i) = bits.iter().position(|&b| b > 1) {
+        if let Some(i) = first_non_bit(bits) {
             return Err(invalid!("channel bit at index {i} is {}, not 0 or 1", bits[i]));
         }
         let Awgn { sigma, llr_gain, noise, position } = &mut self.awgn;

@@ -3,6 +3,7 @@
 use crate::codes::conv::code::Trellis;
 use crate::codes::encode::Encoder;
 use crate::codes::error::{CodeError, CodeResult, invalid};
+use crate::codes::bits::first_non_bit;
 use crate::codes::packed::{BIT_BYTES, pack_word};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -130,7 +131,7 @@ impl ConvEncoder {
     /// tail follows every completed frame. A value other than 0 or 1 is an error
     /// and nothing is appended.
     pub fn encode(&mut self, bits: &[u8], out: &mut Vec<u8>) -> CodeResult<()> {
-        if let Some(i) = bits.iter().position(|&b| b > 1) {
+        if let Some(i) = first_non_bit(bits) {
             return Err(CodeError::InvalidParameter(format!(
                 "input bit at index {i} is {}, not 0 or 1",
                 bits[i]
