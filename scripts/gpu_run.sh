@@ -50,13 +50,13 @@ if want files; then
     mkdir -p "$fd"
     names=(--set "vars.llrs=$fd/llrs.i8" --set "vars.bits=$fd/bits.packed")
     step files-write "$here/bin/gpufec" run flowgraphs/awgn_to_files.toml --profile --set source.total=${GPUFEC_FILE_BITS:-4e9} "${names[@]}"
-    # FutureSDR's executor threads: one per core (0), and fewer.
-    for ex in 0 4; do
+    # FutureSDR's executor threads (GPUFEC_EXECUTORS, a list; 0: one per core).
+    for ex in ${GPUFEC_EXECUTORS:-0}; do
         step files-decode-x$ex "$here/bin/gpufec" run flowgraphs/viterbi_file.toml --executors $ex --backend gpu --profile --set "vars.llrs=$fd/llrs.i8" --set "vars.decoded=$fd/decoded.packed"
     done
     step files-ber "$here/bin/gpufec" run flowgraphs/viterbi_file_ber.toml --backend gpu --profile "${names[@]}" --set "vars.decoded=$fd/decoded.packed"
     rm -rf "$fd"
-    for ex in 0 4 2; do
+    for ex in ${GPUFEC_EXECUTORS:-0}; do
         step flowgraph-profile-x$ex "$here/bin/gpufec" run flowgraphs/viterbi_awgn.toml --executors $ex --backend gpu --profile --set source.total=4e9
     done
 fi
