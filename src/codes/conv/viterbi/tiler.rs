@@ -7,10 +7,6 @@ use crate::codes::conv::PuncturePattern;
 use crate::codes::error::{CodeError, CodeResult, invalid};
 use crate::codes::framing::{Cut, Cutter, Mark};
 use crate::codes::llr::Llr;
-use rayon::prelude::*;
-
-/// Units are copied on all cores when they add up to this many bytes.
-const PAR_MIN_BYTES: usize = 1 << 20;
 
 /// Streaming tiler: LLRs in (any chunking), whole work units out.
 ///
@@ -88,8 +84,6 @@ impl<T: Llr> Tiler<T> {
         (self.pattern.kept_before(b) - self.pattern.kept_before(a)) as usize
     }
 
-    /// Append the next unit, with confident zeros for stages before the
-    /// stream and erasures for stages past its end.
     fn emit(&mut self, out: &mut Vec<T>) {
         let first = (self.next_unit * self.cfg.unit_bits()) as isize - self.cfg.v1 as isize;
         let end = first + self.cfg.unit_stages() as isize;
@@ -120,44 +114,11 @@ impl<T: Llr> Tiler<T> {
         self.buf.extend_from_slice(llrs);
         let total = self.pattern.kept_before(self.buf_stage as isize) as usize + self.buf.len();
         self.received = self.pattern.stages_in(total);
-        // The units that reach back before the stream, one by one.
-        while self.ready(self.next_unit) && self.next_unit * self.cfg.unit_bits() < self.cfg.v1 {
+        while self.received >= (self.next_unit + 1) * self.cfg.unit_bits() + self.cfg.v2 {
             self.emit(out);
         }
-        let mut whole = 0;
-        while self.ready(self.next_unit + whole) {
-            whole += 1;
-        }
-        self.emit_inside(whole, out);
         self.compact();
         self.next_unit - before
-    }
-
-    /// Whether unit `u` has all its stages.
-    fn ready(&self, u: usize) -> bool {
-        self.received >= (u + 1) * self.cfg.unit_bits() + self.cfg.v2
-    }
-
-    /// Append the next `units` units, which lie wholly inside the received
-    /// stream: all of the same length, copied on all cores when they are many.
-    fn emit_inside(&mut self, units: usize, out: &mut Vec<T>) {
-        let len = self.unit_len();
-        let start = out.len();
-        out.resize(start + units * len, T::default());
-        let (unit_bits, v1, first_unit) = (self.cfg.unit_bits(), self.cfg.v1, self.next_unit);
-        let this = &*self;
-        let copy = |j: usize, o: &mut [T]| {
-            let first = ((first_unit + j) * unit_bits - v1) as isize;
-            let i = this.llrs(this.buf_stage as isize, first);
-            o.copy_from_slice(&this.buf[i..i + len]);
-        };
-        let dst = &mut out[start..];
-        if units * len * size_of::<T>() >= PAR_MIN_BYTES {
-            dst.par_chunks_mut(len).enumerate().for_each(|(j, o)| copy(j, o));
-        } else {
-            dst.chunks_mut(len).enumerate().for_each(|(j, o)| copy(j, o));
-        }
-        self.next_unit += units;
     }
 
     /// End of stream: append the remaining units (padded with erasures) and
