@@ -3,6 +3,7 @@
 use super::{FirstError, Reporting};
 use crate::codes::sim::{Point, StopRule, Tally};
 use futuresdr::runtime::dev::prelude::*;
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -129,7 +130,7 @@ impl BerCounters {
 pub struct BerSink {
     tally: Tally,
     counters: Arc<BerCounters>,
-    waiting: Waiting,
+    waiting: VecDeque<u8>,
     errors: FirstError,
     #[input]
     reference: DefaultCpuReader<u8>,
@@ -147,7 +148,7 @@ impl BerSink {
         Ok(Self {
             tally: Tally::new(0.0, frame_bits).stopping(rule),
             counters: Arc::default(),
-            waiting: Waiting::default(),
+            waiting: VecDeque::new(),
             errors: FirstError::default(),
             reference: DefaultCpuReader::default(),
             decoded: DefaultCpuReader::default(),
@@ -161,17 +162,19 @@ impl BerSink {
 
     fn step(&mut self, io: &mut WorkIo) -> anyhow::Result<()> {
         let r = self.reference.slice();
-        self.waiting.push(r);
+        self.waiting.extend(r);
         let taken = r.len();
         self.reference.consume(taken);
 
         let d = self.decoded.slice();
         let n = d.len().min(self.waiting.len());
-        let counted = self.tally.add(&d[..n], &self.waiting.bits()[..n]);
+        let (front, back) = self.waiting.as_slices();
+        let split = n.min(front.len());
+        let counted = self.tally.add(&d[..split], &front[..split]) + self.tally.add(&d[split..n], &back[..n - split]);
         let n = if self.tally.done() { counted } else { n };
         let remaining = d.len() - n;
         self.decoded.consume(n);
-        self.waiting.take(n);
+        self.waiting.drain(..n);
 
         if self.tally.done() {
             self.counters.stopped.store(true, Ordering::Relaxed);
@@ -203,44 +206,6 @@ impl Reporting for BerSink {
 impl super::Counted for BerSink {
     fn items(&self) -> u64 {
         self.counters.counts().bits
-    }
-}
-
-/// Reference bits taken from their stream and not yet compared: the
-/// reference runs ahead of the decoded bits by the decoder's latency (a GPU
-/// batch holds tens of megabits), and must keep flowing, since its source also
-/// feeds the chain. Whole slices in and out, not a byte at a time.
-#[derive(Debug, Default)]
-struct Waiting {
-    bits: Vec<u8>,
-    /// Bits before this were compared.
-    start: usize,
-}
-
-impl Waiting {
-    fn push(&mut self, bits: &[u8]) {
-        // Drop the compared bits once they are most of the buffer: one move per fill.
-        if self.start > 0 && self.start >= self.bits.len() / 2 {
-            self.bits.drain(..self.start);
-            self.start = 0;
-        }
-        self.bits.extend_from_slice(bits);
-    }
-
-    fn bits(&self) -> &[u8] {
-        &self.bits[self.start..]
-    }
-
-    fn len(&self) -> usize {
-        self.bits.len() - self.start
-    }
-
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    fn take(&mut self, n: usize) {
-        self.start += n;
     }
 }
 
