@@ -62,7 +62,9 @@ pub(crate) trait Transform<I, O> {
 
     /// If the transform leaves `input` as it is, copy it to `out` (of the
     /// same length), note that it passed, and return true: the items then go
-    /// straight to the output (tags included) instead of through the backlog.
+    /// straight to the output instead of through the backlog. Tags are
+    /// treated as `process` treats them (the (de)puncturers drop them), so
+    /// which way the items went does not show.
     fn pass_through(&mut self, _input: &[I], _out: &mut [O]) -> bool {
         false
     }
@@ -143,12 +145,9 @@ impl<O: CpuSample + Copy> Relay<O> {
                 return Ok(());
             }
             let (i, tags) = input.slice_with_tags();
-            let (o, mut out_tags) = output.slice_with_tags();
+            let o = output.slice();
             let direct = i.len().min(o.len());
             if direct > 0 && transform.pass_through(&i[..direct], &mut o[..direct]) {
-                for t in tags.iter().filter(|t| t.index < direct) {
-                    out_tags.add_tag(t.index, t.tag.clone());
-                }
                 input.consume(direct);
                 output.produce(direct);
                 self.taken += direct as u64;

@@ -82,9 +82,10 @@ pub unsafe trait Pod: Copy + Default + Send + Sync + 'static {
         unreachable!("raw formats are read as they are")
     }
 
-    /// Append the file bytes of `items`, whole groups, in a format that is
-    /// not raw; a value the format cannot hold is an error naming its index.
-    fn encode(_format: FileFormat, _items: &[Self], _out: &mut Vec<u8>) -> anyhow::Result<()> {
+    /// Append the file bytes of `items` (stream items `first`, `first + 1`,
+    /// ...), whole groups, in a format that is not raw; a value the format
+    /// cannot hold is an error naming its place in the stream.
+    fn encode(_format: FileFormat, _items: &[Self], _first: u64, _out: &mut Vec<u8>) -> anyhow::Result<()> {
         unreachable!("raw formats are written as they are")
     }
 }
@@ -100,8 +101,8 @@ unsafe impl Pod for u8 {
         }
     }
 
-    fn encode(_format: FileFormat, bits: &[u8], out: &mut Vec<u8>) -> anyhow::Result<()> {
-        check_bits(bits)?;
+    fn encode(_format: FileFormat, bits: &[u8], first: u64, out: &mut Vec<u8>) -> anyhow::Result<()> {
+        check_bits(bits, first)?;
         let at = out.len();
         out.resize(at + bits.len() / 8, 0);
         // Large pieces on all cores: a GPU decoder's output arrives at many Gb/s.
@@ -114,10 +115,10 @@ unsafe impl Pod for u8 {
     }
 }
 
-/// An error naming the first value of `bits` that is not 0 or 1.
-pub(super) fn check_bits(bits: &[u8]) -> anyhow::Result<()> {
+/// An error naming the first value of `bits` (stream items `first`, ...) that is not 0 or 1.
+pub(super) fn check_bits(bits: &[u8], first: u64) -> anyhow::Result<()> {
     match first_non_bit(bits) {
-        Some(i) => anyhow::bail!("bit {i} of the piece being written is {}, not 0 or 1", bits[i]),
+        Some(i) => anyhow::bail!("bit {} of the stream is {}, not 0 or 1", first + i as u64, bits[i]),
         None => Ok(()),
     }
 }
@@ -141,9 +142,9 @@ unsafe impl Pod for Complex32 {
         }
     }
 
-    fn encode(_format: FileFormat, items: &[Complex32], out: &mut Vec<u8>) -> anyhow::Result<()> {
+    fn encode(_format: FileFormat, items: &[Complex32], first: u64, out: &mut Vec<u8>) -> anyhow::Result<()> {
         if let Some(i) = items.iter().position(|c| !(c.re.is_finite() && c.im.is_finite())) {
-            anyhow::bail!("sample {i} of the piece being written is not finite");
+            anyhow::bail!("sample {} of the stream is not finite", first + i as u64);
         }
         for c in items {
             // Rounded and saturated, as GNU Radio's complex_to_interleaved_short does.

@@ -9,14 +9,18 @@ use std::path::{Path, PathBuf};
 
 /// Writes its input to a raw file ([`FileFormat`]: bits, packed bits, `i8` or
 /// `f32` LLRs, `cf32` or `ci16` samples), byte-compatible with GNU Radio's
-/// file source for those types. The file is opened for writing when the
-/// block is made, so a path that cannot be written is refused before the
-/// flowgraph runs, and truncated only when the flowgraph starts: a flowgraph
-/// that fails to build leaves an existing file as it was.
+/// file source for those types. The file is opened for writing (and created
+/// if missing) when the block is made, so a path that cannot be written is
+/// refused before the flowgraph runs, and a regular file is truncated only
+/// when the flowgraph starts: a flowgraph that fails to build leaves an
+/// existing file as it was. Pipes and devices (`/dev/null`) are written as
+/// they are; opening a named pipe waits for its reader. The block runs on its
+/// own thread, since writes to a pipe block.
 ///
 /// Packed bits go eight to a byte, the first in the most significant place;
 /// a stream that ends inside a byte has that byte completed with zero bits
-/// (the run's bit count says how many are real). A bit other than 0 or 1, or
+/// (the run's bit count says how many are real; a file source reading it back
+/// gives them too, so a repeated file of such bits is not the stream repeated). A bit other than 0 or 1, or
 /// a `ci16` sample that is not finite, fails the flowgraph; `ci16` samples
 /// are rounded and saturated.
 ///
@@ -37,6 +41,7 @@ use std::path::{Path, PathBuf};
 /// ```
 #[derive(Block)]
 #[type_name(FileSink)]
+#[blocking]
 pub struct FileSink<T: Pod + CpuSample> {
     writer: Writer<T>,
     taken: u64,
@@ -70,12 +75,12 @@ impl<T: Pod + CpuSample> FileSink<T> {
         let items = self.input.slice();
         let n = items.len();
         if n > 0 {
-            self.writer.write(items)?;
+            self.writer.write(items, self.taken)?;
             self.input.consume(n);
             self.taken += n as u64;
         }
         if self.input.finished() && self.input.slice().is_empty() {
-            self.writer.finish()?;
+            self.writer.finish(self.taken)?;
             io.finished = true;
         }
         Ok(())
@@ -93,41 +98,44 @@ struct Writer<T> {
 }
 
 impl<T: Pod> Writer<T> {
-    fn write(&mut self, items: &[T]) -> anyhow::Result<()> {
+    /// Write `items`, stream items `first`, `first + 1`, ...
+    fn write(&mut self, items: &[T], first: u64) -> anyhow::Result<()> {
         let failed = |e: std::io::Error| anyhow::anyhow!("writing {}: {e}", self.path.display());
         if self.format.is_raw() {
             if self.format == FileFormat::Bits {
-                // SAFETY of the cast is Pod's; the check is the format's: bits are 0 or 1.
-                check_bits(bytes_of(items))?;
+                // Bits are 0 or 1 (the items are u8: the one Pod type of this format).
+                check_bits(bytes_of(items), first)?;
             }
             return self.file.write_all(bytes_of(items)).map_err(failed);
         }
         let group = self.format.items_per_group();
         self.scratch.clear();
-        let mut items = items;
+        let (mut items, mut first) = (items, first);
         if !self.partial.is_empty() {
+            let held = self.partial.len() as u64;
             let fill = (group - self.partial.len()).min(items.len());
             self.partial.extend_from_slice(&items[..fill]);
             items = &items[fill..];
             if self.partial.len() == group {
-                T::encode(self.format, &self.partial, &mut self.scratch)?;
+                T::encode(self.format, &self.partial, first - held, &mut self.scratch)?;
                 self.partial.clear();
             }
+            first += fill as u64;
         }
         let whole = items.len() / group * group;
-        T::encode(self.format, &items[..whole], &mut self.scratch)?;
+        T::encode(self.format, &items[..whole], first, &mut self.scratch)?;
         self.partial.extend_from_slice(&items[whole..]);
         self.file.write_all(&self.scratch).map_err(failed)
     }
 
-    /// End of input: complete a partial group with default items (zero
-    /// bits), and flush.
-    fn finish(&mut self) -> anyhow::Result<()> {
+    /// End of input after `total` items: complete a partial group with
+    /// default items (zero bits), and flush.
+    fn finish(&mut self, total: u64) -> anyhow::Result<()> {
         if !self.partial.is_empty() {
-            let group = self.format.items_per_group();
+            let (group, held) = (self.format.items_per_group(), self.partial.len() as u64);
             self.partial.resize(group, T::default());
             self.scratch.clear();
-            T::encode(self.format, &self.partial, &mut self.scratch)?;
+            T::encode(self.format, &self.partial, total - held, &mut self.scratch)?;
             self.partial.clear();
             let scratch = std::mem::take(&mut self.scratch);
             self.file.write_all(&scratch).map_err(|e| anyhow::anyhow!("writing {}: {e}", self.path.display()))?;
@@ -153,7 +161,10 @@ impl<T: Pod + CpuSample> crate::blocks::Counted for FileSink<T> {
 impl<T: Pod + CpuSample> Kernel for FileSink<T> {
     async fn init(&mut self, _mo: &mut MessageOutputs, meta: &mut BlockMeta) -> Result<()> {
         let w = &mut self.writer;
-        let r = w.file.get_mut().set_len(0).map_err(|e| anyhow::anyhow!("truncating {}: {e}", w.path.display()));
+        let file = w.file.get_mut();
+        let regular = file.metadata().map(|m| m.is_file()).unwrap_or(false);
+        let r = if regular { file.set_len(0) } else { Ok(()) };
+        let r = r.map_err(|e| anyhow::anyhow!("truncating {}: {e}", w.path.display()));
         self.errors.keep(meta, r)
     }
 

@@ -24,7 +24,11 @@ const PIECE_BYTES: usize = 4 << 20;
 /// not a whole number of items is refused when the block is made; a file that
 /// ends inside an item while it is read (a pipe, or a file cut short meanwhile)
 /// fails the flowgraph with the count of items read. Regular files are read
-/// in 4 MiB pieces on all cores; pipes and devices one read at a time.
+/// in 4 MiB pieces on all cores; from pipes and devices, whatever one read
+/// gives (completed to whole items) goes on at once. The block runs on its
+/// own thread, since a pipe's reads block. With `repeat`, a file is read
+/// round and round within one call until the output buffer is full; a pipe
+/// is opened again at its end, which waits for a new writer.
 ///
 /// # Stream Inputs
 ///
@@ -43,6 +47,7 @@ const PIECE_BYTES: usize = 4 << 20;
 /// ```
 #[derive(Block)]
 #[type_name(FileSource)]
+#[blocking]
 pub struct FileSource<T: Pod + CpuSample> {
     reader: Reader,
     format: FileFormat,
@@ -76,7 +81,17 @@ impl<T: Pod + CpuSample> FileSource<T> {
         }
         let mut output = stream::output::<T>();
         output.set_min_buffer_size_in_items(BUFFER_BYTES / size_of::<T>());
-        let reader = Reader { path, file, length, offset: 0 };
+        // A short file to repeat is read once and then copied round and round,
+        // not read again every few bytes.
+        let cache = match length {
+            Some(len) if repeat && len <= BUFFER_BYTES as u64 => {
+                let mut bytes = vec![0u8; len as usize];
+                file.read_exact_at(&mut bytes, 0).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+                Some(bytes)
+            }
+            _ => None,
+        };
+        let reader = Reader { path, file, length, offset: 0, cache };
         Ok(Self { reader, format, repeat, emitted: 0, scratch: Vec::new(), errors: FirstError::default(), output })
     }
 
@@ -87,23 +102,49 @@ impl<T: Pod + CpuSample> FileSource<T> {
         }
         let r = &mut self.reader;
         anyhow::ensure!(r.offset > 0, "{} is empty: there is nothing to repeat", r.path.display());
-        r.file = File::open(&r.path).map_err(|e| anyhow::anyhow!("reopening {}: {e}", r.path.display()))?;
+        // A regular file is read at offsets: back to 0. A pipe is opened again.
+        if r.length.is_none() {
+            r.file = File::open(&r.path).map_err(|e| anyhow::anyhow!("reopening {}: {e}", r.path.display()))?;
+        }
         r.offset = 0;
         Ok(false)
     }
 
     fn step(&mut self, io: &mut WorkIo) -> anyhow::Result<()> {
-        let (group_bytes, group_items) = (self.format.group_bytes(), self.format.items_per_group());
-        let room = self.output.slice().len() / group_items;
-        if room == 0 {
-            return Ok(());
+        let group_items = self.format.items_per_group();
+        // A short file repeated fills the buffer in one call, not one pass per call.
+        loop {
+            let room = self.output.slice().len() / group_items;
+            if room == 0 {
+                return Ok(());
+            }
+            let (n, bytes) = self.fill(room)?;
+            if n < bytes {
+                if self.at_end()? {
+                    io.finished = true;
+                    return Ok(());
+                }
+                if self.reader.length.is_none() {
+                    // A pipe opened again: let the others run meanwhile.
+                    io.call_again = true;
+                    return Ok(());
+                }
+            } else if self.reader.length.is_none() {
+                return Ok(());
+            }
         }
+    }
+
+    /// Read up to `room` groups of items into the output; the bytes read and
+    /// the bytes asked.
+    fn fill(&mut self, room: usize) -> anyhow::Result<(usize, usize)> {
+        let (group_bytes, group_items) = (self.format.group_bytes(), self.format.items_per_group());
         let bytes = room * group_bytes;
         let n = if self.format.is_raw() {
-            self.reader.read(&mut bytes_of_mut(self.output.slice())[..bytes])?
+            self.reader.read(&mut bytes_of_mut(self.output.slice())[..bytes], group_bytes)?
         } else {
             self.scratch.resize(bytes, 0);
-            let n = self.reader.read(&mut self.scratch)?;
+            let n = self.reader.read(&mut self.scratch, group_bytes)?;
             let whole = n - n % group_bytes;
             T::decode(self.format, &self.scratch[..whole], &mut self.output.slice()[..whole / group_bytes * group_items]);
             n
@@ -119,13 +160,9 @@ impl<T: Pod + CpuSample> FileSource<T> {
         let items = n / group_bytes * group_items;
         self.output.produce(items);
         self.emitted += items as u64;
-        if n < bytes {
-            io.finished = self.at_end()?;
-            if !io.finished {
-                io.call_again = true;
-            }
-        }
-        Ok(())
+        // A pipe's read that stopped short is not its end unless it gave nothing.
+        let bytes = if self.reader.length.is_none() && n > 0 { n } else { bytes };
+        Ok((n, bytes))
     }
 }
 
@@ -136,16 +173,29 @@ struct Reader {
     /// Bytes of a regular file (read in parallel at offsets), or `None` for a stream.
     length: Option<u64>,
     offset: u64,
+    /// The whole of a short regular file that repeats.
+    cache: Option<Vec<u8>>,
 }
 
 impl Reader {
     /// Fill `bytes` from the file, from the current offset; the bytes read
     /// (fewer only at the end of the file).
-    fn read(&mut self, bytes: &mut [u8]) -> anyhow::Result<usize> {
+    fn read(&mut self, bytes: &mut [u8], group: usize) -> anyhow::Result<usize> {
         let path = &self.path;
         let failed = |e: std::io::Error| anyhow::anyhow!("reading {}: {e}", path.display());
-        let n = match self.length {
-            Some(len) => {
+        let n = match (self.length, &self.cache) {
+            (Some(_), Some(cache)) => {
+                let rest = &cache[self.offset as usize..];
+                let n = bytes.len().min(rest.len());
+                bytes[..n].copy_from_slice(&rest[..n]);
+                n
+            }
+            (Some(len), None) if bytes.len() <= PIECE_BYTES => {
+                let n = bytes.len().min((len - self.offset) as usize);
+                self.file.read_exact_at(&mut bytes[..n], self.offset).map_err(failed)?;
+                n
+            }
+            (Some(len), None) => {
                 let n = bytes.len().min((len - self.offset) as usize);
                 let (file, at) = (&self.file, self.offset);
                 bytes[..n].par_chunks_mut(PIECE_BYTES).enumerate().try_for_each(|(i, piece)| {
@@ -159,9 +209,10 @@ impl Reader {
                 })?;
                 n
             }
-            None => {
+            (None, _) => {
+                // Whatever arrives, completed to whole items (`group` bytes).
                 let mut n = 0;
-                while n < bytes.len() {
+                while n < bytes.len() && (n == 0 || n % group != 0) {
                     match self.file.read(&mut bytes[n..]) {
                         Ok(0) => break,
                         Ok(k) => n += k,

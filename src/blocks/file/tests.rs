@@ -109,11 +109,11 @@ fn bad_files_and_values_are_refused_with_their_reason() {
     assert!(e.contains("format f32 does not hold this stream's items (it takes i8)"), "{e}");
     // Bits that are not bits, samples that are not finite.
     let e = sink("badbits", vec![0u8, 1, 2], FileFormat::Packed).unwrap_err();
-    assert!(e.contains("is 2, not 0 or 1"), "{e}");
+    assert!(e.contains("bit 2 of the stream is 2, not 0 or 1"), "{e}");
     let e = sink("badbits2", vec![0u8, 9], FileFormat::Bits).unwrap_err();
-    assert!(e.contains("is 9, not 0 or 1"), "{e}");
+    assert!(e.contains("bit 1 of the stream is 9, not 0 or 1"), "{e}");
     let e = sink("nan", vec![Complex32::new(f32::NAN, 0.0)], FileFormat::Ci16).unwrap_err();
-    assert!(e.contains("not finite"), "{e}");
+    assert!(e.contains("sample 0 of the stream is not finite"), "{e}");
 }
 
 #[test]
@@ -121,6 +121,17 @@ fn a_sink_that_is_never_started_leaves_the_file_as_it_was() {
     let path = temp("keep", b"precious");
     drop(FileSink::<u8>::new(&path, FileFormat::Bits).unwrap());
     assert_eq!(std::fs::read(&path).unwrap(), b"precious");
+}
+
+#[test]
+fn a_device_is_written_as_it_is() {
+    // /dev/null cannot be truncated; the sink writes to it all the same.
+    let errors = FirstError::default();
+    let mut fg = Flowgraph::new();
+    let snk = fg.add(FileSink::<u8>::new("/dev/null", FileFormat::Packed).unwrap().report_to(&errors));
+    let src = fg.add(VectorSource::<u8>::new(vec![1u8; 100_001]));
+    fg.stream_dyn(src, "output", snk, "input").unwrap();
+    runtime().run(fg).map_err(|e| errors.message().unwrap_or(e.to_string())).unwrap();
 }
 
 #[test]

@@ -42,7 +42,7 @@ pub(super) const KINDS: &[Kind] = &[
     },
     Kind {
         name: "FileSink",
-        summary: "writes its input to a raw file (GNU Radio's layout), created or truncated when the flowgraph is built",
+        summary: "writes its input to a raw file (GNU Radio's layout), opened when the flowgraph is built and truncated when it starts",
         groups: &[&[PATH, FORMAT]],
         ports: |a| Ok(io(Some(file_stream(a)?), None)),
         add: |a, asm| {
