@@ -47,11 +47,7 @@ impl<T: Llr> Transform<T, T> for Depuncturing {
     }
 
     fn pass_through(&mut self, input: &[T], out: &mut [T]) -> bool {
-        let passes = self.0.pass_through(input.len());
-        if passes {
-            out.copy_from_slice(input);
-        }
-        passes
+        stream::copy_if(self.0.pass_through(input.len()), input, out)
     }
 
     fn finish(&mut self, _out: &mut Backlog<T>) -> anyhow::Result<()> {

@@ -42,11 +42,7 @@ impl Transform<u8, u8> for Puncturing {
     }
 
     fn pass_through(&mut self, input: &[u8], out: &mut [u8]) -> bool {
-        let passes = self.0.pass_through(input.len());
-        if passes {
-            out.copy_from_slice(input);
-        }
-        passes
+        stream::copy_if(self.0.pass_through(input.len()), input, out)
     }
 }
 

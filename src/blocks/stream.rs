@@ -75,6 +75,15 @@ pub(crate) trait Transform<I, O> {
     }
 }
 
+/// The body of [`Transform::pass_through`] for a transform that knows whether
+/// its items pass unchanged (`passes`, after noting them): copy them if so.
+pub(crate) fn copy_if<T: Copy>(passes: bool, input: &[T], out: &mut [T]) -> bool {
+    if passes {
+        out.copy_from_slice(input);
+    }
+    passes
+}
+
 /// Output items not yet written, with tags on some of them.
 #[derive(Debug)]
 pub(crate) struct Backlog<O> {

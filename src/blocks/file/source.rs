@@ -118,26 +118,26 @@ impl<T: Pod + CpuSample> FileSource<T> {
             if room == 0 {
                 return Ok(());
             }
-            let (n, bytes) = self.fill(room)?;
-            if n < bytes {
+            let end = self.fill(room)?;
+            let pipe = self.reader.length.is_none();
+            if end {
                 if self.at_end()? {
                     io.finished = true;
                     return Ok(());
                 }
-                if self.reader.length.is_none() {
-                    // A pipe opened again: let the others run meanwhile.
-                    io.call_again = true;
-                    return Ok(());
-                }
-            } else if self.reader.length.is_none() {
+                // A pipe opened again: let the others run meanwhile.
+                io.call_again |= pipe;
+            }
+            if pipe {
                 return Ok(());
             }
         }
     }
 
-    /// Read up to `room` groups of items into the output; the bytes read and
-    /// the bytes asked.
-    fn fill(&mut self, room: usize) -> anyhow::Result<(usize, usize)> {
+    /// Read up to `room` groups of items into the output; whether the file
+    /// ended (a regular file that gave less than asked, a pipe that gave
+    /// nothing: a pipe's short read only means that is all there is yet).
+    fn fill(&mut self, room: usize) -> anyhow::Result<bool> {
         let (group_bytes, group_items) = (self.format.group_bytes(), self.format.items_per_group());
         let bytes = room * group_bytes;
         let n = if self.format.is_raw() {
@@ -160,9 +160,7 @@ impl<T: Pod + CpuSample> FileSource<T> {
         let items = n / group_bytes * group_items;
         self.output.produce(items);
         self.emitted += items as u64;
-        // A pipe's read that stopped short is not its end unless it gave nothing.
-        let bytes = if self.reader.length.is_none() && n > 0 { n } else { bytes };
-        Ok((n, bytes))
+        Ok(if self.reader.length.is_some() { n < bytes } else { n == 0 })
     }
 }
 

@@ -133,14 +133,15 @@ impl<T: Llr> BpskAwgn<T> {
         let Awgn { sigma, llr_gain, noise, position } = &mut self.awgn;
         let (sigma, gain, q) = (*sigma, *llr_gain, &self.quantizer);
         noise.par_pieces(*position, out, |first, offset, piece| {
+            // Samples in a stack buffer a few at a time, so that they stay in L1.
             let mut y = [0.0f32; 4096];
             for (i, llrs) in piece.chunks_mut(y.len()).enumerate() {
-                let start = offset + i * y.len();
+                let start = i * y.len();
                 let y = &mut y[..llrs.len()];
-                for (v, &b) in y.iter_mut().zip(&bits[start..]) {
+                for (v, &b) in y.iter_mut().zip(&bits[offset + start..]) {
                     *v = bpsk_symbol(b);
                 }
-                noise.add_scaled(first + (i * 4096) as u64, sigma, y);
+                noise.add_scaled(first + start as u64, sigma, y);
                 for (l, &v) in llrs.iter_mut().zip(y.iter()) {
                     *l = T::from_llr(v * gain, q);
                 }
