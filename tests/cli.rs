@@ -204,7 +204,21 @@ fn new_options_and_fields_refuse_hostile_values() {
     fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "llr_file.format=i16"], &["field 'format'", "bits, packed, i8, f32, cf32, ci16"]);
     fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "llr_file.format=f32"], &["llr_file.output carries f32 but decoder.input takes i8"]);
     fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "decoded_file.path=/no/such/dir/x"], &["block 'decoded_file'", "cannot write /no/such/dir/x"]);
+    fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "vars.llrs="], &["block 'llr_file'", "field 'path'", "the path is empty"]);
+    fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "decoded_file.path="], &["block 'decoded_file'", "field 'path'", "the path is empty"]);
+    fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "vars.llrs=/tmp"], &["block 'llr_file'", "field 'path'", "/tmp is a directory"]);
+    fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "decoded_file.path=/tmp"], &["block 'decoded_file'", "cannot write /tmp"]);
+    fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "llr_file.format="], &["field 'format'", "one of bits, packed"]);
+    fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "llr_file.repeat=yes"], &["field 'repeat'", "true or false"]);
+    // The fused channel: zero, negative, NaN, huge and empty values.
     fails(&["run", SHIPPED, "--set", "channel.scale=0"], &["block 'channel'", "field 'scale'"]);
+    fails(&["run", SHIPPED, "--set", "channel.scale=-1"], &["block 'channel'", "field 'scale'", "finite and positive"]);
+    fails(&["run", SHIPPED, "--set", "channel.scale=nan"], &["block 'channel'", "field 'scale'", "expected a number"]);
+    fails(&["run", SHIPPED, "--set", "channel.scale=1e300"], &["block 'channel'", "field 'scale'", "finite and positive"]);
+    fails(&["run", SHIPPED, "--set", "channel.scale="], &["block 'channel'", "field 'scale'", "expected a number"]);
+    fails(&["run", SHIPPED, "--set", "channel.ebn0_db=1e300"], &["block 'channel'", "field 'ebn0_db'", "1e300 dB is outside"]);
+    fails(&["run", SHIPPED, "--set", "channel.rate=0"], &["block 'channel'", "field 'rate'", "in (0, 1]"]);
+    fails(&["run", SHIPPED, "--set", "vars.tile=auto2"], &["field 'tile'", "three whole numbers"]);
     let f32_chain = ["channel", "depuncture", "framer", "decoder"].map(|b| format!("{b}.llr=f32"));
     let mut args = vec!["run", SHIPPED, "--set", "channel.scale=2"];
     for s in &f32_chain {

@@ -56,6 +56,7 @@ impl<T: Pod + CpuSample> FileSink<T> {
     pub fn new(path: impl AsRef<Path>, format: FileFormat) -> anyhow::Result<Self> {
         check_format::<T>(format)?;
         let path = path.as_ref().to_path_buf();
+        anyhow::ensure!(!path.as_os_str().is_empty(), "the path is empty: name a file");
         let file = OpenOptions::new()
             .write(true)
             .create(true)

@@ -65,8 +65,10 @@ impl<T: Pod + CpuSample> FileSource<T> {
     pub fn new(path: impl AsRef<Path>, format: FileFormat, repeat: bool) -> anyhow::Result<Self> {
         check_format::<T>(format)?;
         let path = path.as_ref().to_path_buf();
+        anyhow::ensure!(!path.as_os_str().is_empty(), "the path is empty: name a file");
         let file = File::open(&path).map_err(|e| anyhow::anyhow!("cannot open {}: {e}", path.display()))?;
         let meta = file.metadata().map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        anyhow::ensure!(!meta.is_dir(), "{} is a directory, not a file", path.display());
         let length = meta.is_file().then_some(meta.len());
         if let Some(len) = length {
             let group = format.group_bytes() as u64;
