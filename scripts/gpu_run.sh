@@ -9,6 +9,8 @@
 # decoder contract, baseline and new alternately, three times each.
 # The step "files" writes an LLR file and decodes it file to file (with and
 # without a BER count) and runs the AWGN flowgraph, all with --profile.
+# The step "punctured-ab" (with a baseline patched to read GPUFEC_ONLY_RATE)
+# alternates the two on one punctured rate at a time.
 # GPUFEC_STEPS picks the steps (default "info tests flowgraph bench"). Logs
 # under $OUT (or /tmp/gpufec-out); summary table last.
 set -uo pipefail
@@ -79,6 +81,27 @@ if want compare && [ -x "$here/bin/gpufec-baseline" ]; then
     step compare-serial-i8 compare --tile 256,20,20 --traceback serial --llr i8
     step compare-parallel30-i8 compare --tile 256,20,30 --traceback parallel:32 --llr i8
     step compare-serial-f32 compare --tile 256,20,20 --traceback serial --llr f32
+fi
+if want punctured-ab && [ -x "$here/bin/gpufec-baseline" ]; then
+    # One punctured rate at a time (its rows of the punctured table only),
+    # baseline and new alternately, the order swapped every round;
+    # GPUFEC_ROUNDS rounds (default 8). Each line: who, round, the row.
+    ab() {
+        local first second
+        for round in $(seq 1 "${GPUFEC_ROUNDS:-8}"); do
+            if ((round % 2)); then first=baseline second=new; else first=new second=baseline; fi
+            for rate in 2/3 3/4 7/8; do
+                for who in $first $second; do
+                    if [ $who = baseline ]; then
+                        GPUFEC_ONLY_RATE=$rate "$here/bin/gpufec-baseline" bench viterbi --backend gpu --no-tables --llr i8 --bits 1048576 --seconds 0
+                    else
+                        "$here/bin/gpufec" bench conv --backend gpu --no-tables --llr i8 --bits 1048576 --seconds 0 --rate $rate
+                    fi | grep -E '^\| [0-9]/[0-9] ' | sed "s/^/$who $round: /"
+                done
+            done
+        done
+    }
+    step punctured-ab ab
 fi
 if want rebench && [ -x "$here/bin/gpufec-baseline" ]; then
     # Whole benches again, alternately, for rows a single bench cannot compare.

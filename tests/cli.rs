@@ -146,6 +146,11 @@ fn info_and_bench_run() {
     }
     fails(&["bench", "viterbi", "--mode", "terminated", "--tile", "64,8,8"], &["--tile"]);
     fails(&["bench", "viterbi", "--tile", "64,8"], &["--tile", "64,8"]);
+    // A punctured rate: its default tile, the erasures put back by the decoder.
+    let out = ok(&["bench", "conv", "--rate", "3/4", "--llr", "i8", "--bits", "3e4", "--seconds", "0", "--threads", "1"]);
+    assert!(out.contains("rate 3/4") && out.contains("tiled f=255 v1=32 v2=40 serial") && out.contains("depuncturing '101,110'"), "{out}");
+    fails(&["bench", "conv", "--rate", "1/3"], &["--rate 1/3", "1/2 and its punctured rates"]);
+    fails(&["bench", "conv", "--rate", "5/9"], &["--rate", "5/9"]);
 }
 
 /// What a new user tried that once crashed, hung or lied: each is now one

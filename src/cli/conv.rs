@@ -193,6 +193,11 @@ pub struct BenchConvArgs {
     /// Tiles per work unit (default 64).
     #[arg(long, value_parser = count_usize)]
     group: Option<usize>,
+    /// Code rate: 1/2, or a punctured rate (2/3, 3/4, 5/6, 7/8) whose tiles
+    /// the decoder depunctures as it loads them (default tile by rate). On a
+    /// GPU, a punctured rate's report is its rows of the punctured table.
+    #[arg(long, default_value = "1/2")]
+    rate: String,
 }
 
 /// Information bits per terminated frame of the standard bench setups.
@@ -229,8 +234,9 @@ pub fn standard_setups(group: usize) -> anyhow::Result<Vec<Setup>> {
     Ok([ViterbiMode::Tiled(serial), ViterbiMode::Tiled(parallel), ViterbiMode::Frame(frames)].into_iter().map(Setup::new).collect())
 }
 
-/// The configurations `bench conv` measures: the standard ones, or the one its options describe.
-fn bench_setups(a: &BenchConvArgs) -> anyhow::Result<Vec<Setup>> {
+/// The configurations `bench conv` measures at `puncture`: the standard ones
+/// (at rate 1/2), or the one its options describe.
+fn bench_setups(a: &BenchConvArgs, puncture: &PuncturePattern) -> anyhow::Result<Vec<Setup>> {
     let terminated = a.mode == Some(ModeArg::Terminated);
     anyhow::ensure!(a.frame.is_none() || terminated, "--frame applies to --mode terminated only");
     if terminated {
@@ -241,23 +247,26 @@ fn bench_setups(a: &BenchConvArgs) -> anyhow::Result<Vec<Setup>> {
             group: a.group,
             traceback: a.traceback.clone(),
         };
-        return Ok(vec![Setup::new(mode(&d, &PuncturePattern::none(2))?.0)]);
+        return Ok(vec![Setup::new(mode(&d, puncture)?.0)]);
     }
-    if a.tile.is_none() && a.traceback.is_none() && a.mode.is_none() {
+    if a.tile.is_none() && a.traceback.is_none() && a.mode.is_none() && puncture.is_identity() {
         return standard_setups(a.group.unwrap_or(DEFAULT_GROUP));
     }
     let d = DecoderArgs { mode: ModeArg::Streaming, frame: None, tile: a.tile.clone(), group: a.group, traceback: a.traceback.clone() };
-    Ok(vec![Setup::new(ViterbiMode::Tiled(tile(&d, &PuncturePattern::none(2))?))])
+    Ok(vec![Setup::new(ViterbiMode::Tiled(tile(&d, puncture)?))])
 }
 
 /// Run `gpufec bench conv`.
 pub fn bench(a: BenchConvArgs) -> anyhow::Result<()> {
-    let setups = bench_setups(&a)?;
+    let puncture = PuncturePattern::standard(a.rate.trim()).context("--rate")?;
+    anyhow::ensure!(puncture.n() == 2, "--rate {}: bench conv measures K=7 (171,133) at 1/2 and its punctured rates", a.rate);
+    let setups = bench_setups(&a, &puncture)?;
     let run = a.bench.resolve()?;
     let trellis = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
     println!("machine: {}", super::bench::machine());
     println!(
-        "bench conv: K=7 (171,133) rate 1/2, Eb/N0 {BENCH_EBN0_DB} dB, {} information bits per repetition, fastest of ≥ 3 repetitions over {} s",
+        "bench conv: K=7 (171,133) rate {}, Eb/N0 {BENCH_EBN0_DB} dB, {} information bits per repetition, fastest of ≥ 3 repetitions over {} s",
+        a.rate.trim(),
         run.bits,
         a.bench.seconds
     );
@@ -269,7 +278,7 @@ pub fn bench(a: BenchConvArgs) -> anyhow::Result<()> {
         }
         let conv = ConvSetup {
             trellis: trellis.clone(),
-            puncture: PuncturePattern::none(2),
+            puncture: puncture.clone(),
             mode: setup.mode,
             frame_bits: match setup.mode {
                 ViterbiMode::Tiled(t) => t.f,
@@ -288,18 +297,21 @@ pub fn bench(a: BenchConvArgs) -> anyhow::Result<()> {
         // The GPU's own figures: kernel-only, time split, the paper's grids.
         println!();
         let group = a.group.unwrap_or(DEFAULT_GROUP);
-        crate::gpu::bench_viterbi(&GpuBenchOptions { group, tables: !a.bench.no_tables, slots: run.slots, ..Default::default() })?;
+        let only = (!puncture.is_identity()).then(|| a.rate.trim().to_string());
+        crate::gpu::bench_viterbi(&GpuBenchOptions { group, tables: !a.bench.no_tables, slots: run.slots, only_rate: only, ..Default::default() })?;
     }
     Ok(())
 }
 
 /// One row per thread count for `setup`.
 fn rows<T: ViterbiLlr>(conv: &ConvSetup, setup: &Setup, run: &super::bench::Run) -> anyhow::Result<()> {
-    let (units, info) = NoisyLlrs::<T>::new(conv, BENCH_EBN0_DB, 1)?.units(setup.mode, false, run.bits)?;
+    // Tiles of a punctured stream hold the LLRs as sent; the decoder puts the erasures back.
+    let on_load = matches!(setup.mode, ViterbiMode::Tiled(_)) && !conv.puncture.is_identity();
+    let (units, info) = NoisyLlrs::<T>::new(conv, BENCH_EBN0_DB, 1)?.units(setup.mode, on_load, run.bits)?;
     for &threads in &run.threads {
         let pipeline = PipelineOptions { slots: run.slots, ..Default::default() };
         let options = BackendOptions { backend: run.backend, cpu_threads: threads, pipeline };
-        let (mut decoder, _) = viterbi_decoder::<T>(conv.trellis.clone(), setup.mode, None, &options, ViterbiTuning::default())
+        let (mut decoder, _) = viterbi_decoder::<T>(conv.trellis.clone(), setup.mode, on_load.then_some(&conv.puncture), &options, ViterbiTuning::default())
             .with_context(|| format!("--backend {}", run.backend))?;
         let batch = Batch::uniform(&units, decoder.shapes()[0].items)?;
         let timing = time_decoder(decoder.as_mut(), &batch, info, run.budget)?;

@@ -32,27 +32,9 @@ pub struct DeviceInfo {
     /// Shared memory the system reserves per resident block, bytes: to be
     /// added to each block's own when counting blocks per SM.
     pub smem_reserved_per_block: usize,
-    /// Threads resident on one SM at most: caps occupancy whatever the block size.
-    pub max_threads_per_sm: u32,
-    /// Threads in one block at most.
-    pub max_threads_per_block: u32,
-    /// Blocks resident on one SM at most: caps occupancy for small blocks.
-    pub max_blocks_per_sm: u32,
-    /// 32-bit registers of one SM, shared by its resident threads.
-    pub registers_per_sm: u32,
-    /// 32-bit registers one block may use at most.
-    pub registers_per_block: u32,
     /// L2 cache, bytes: data reused across blocks (survivors in global memory,
     /// lookup tables) stays on chip when it fits.
     pub l2_bytes: usize,
-    /// Threads per warp (32 on every NVIDIA GPU so far; read, not assumed).
-    pub warp_size: u32,
-    /// Width of the global memory bus, bits; with the memory clock it gives the
-    /// peak bandwidth that memory-bound kernels are judged against. `None`
-    /// when the driver does not report it.
-    pub memory_bus_bits: Option<u32>,
-    /// Peak memory clock, kHz. `None` when the driver does not report it.
-    pub memory_clock_khz: Option<u32>,
 }
 
 /// Turn a driver error into one sentence naming the call that failed.
@@ -106,10 +88,7 @@ pub fn devices() -> anyhow::Result<Vec<DeviceInfo>> {
                 // SAFETY: `dev` is a valid device handle from cuDeviceGet.
                 let attr = |a| unsafe { result::device::get_attribute(dev, a) }.map_err(cuda("cuDeviceGetAttribute"));
                 // Limits are never negative; a driver saying otherwise is read as 0.
-                let count = |a| attr(a).map(|v| v.max(0) as u32);
                 let bytes = |a| attr(a).map(|v| v.max(0) as usize);
-                // Informational only: a driver that refuses them still decodes.
-                let optional = |a| attr(a).ok().filter(|&v| v > 0).map(|v| v as u32);
                 use sys::CUdevice_attribute::*;
                 Ok(DeviceInfo {
                     index: i as usize,
@@ -126,15 +105,7 @@ pub fn devices() -> anyhow::Result<Vec<DeviceInfo>> {
                     smem_per_block_optin: bytes(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
                     smem_per_block: bytes(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
                     smem_reserved_per_block: bytes(CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK)?,
-                    max_threads_per_sm: count(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?,
-                    max_threads_per_block: count(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
-                    max_blocks_per_sm: count(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR)?,
-                    registers_per_sm: count(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR)?,
-                    registers_per_block: count(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK)?,
                     l2_bytes: bytes(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
-                    warp_size: count(CU_DEVICE_ATTRIBUTE_WARP_SIZE)?,
-                    memory_bus_bits: optional(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH),
-                    memory_clock_khz: optional(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),
                 })
             })
             .collect()

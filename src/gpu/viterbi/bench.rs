@@ -40,11 +40,14 @@ pub struct GpuBenchOptions {
     pub tables: bool,
     /// Tiles per work unit.
     pub group: usize,
+    /// Only this punctured rate's rows of the punctured table (`2/3`, `3/4`,
+    /// `7/8`): a short run that compares one configuration across builds.
+    pub only_rate: Option<String>,
 }
 
 impl Default for GpuBenchOptions {
     fn default() -> Self {
-        Self { device: 0, slots: DEFAULT_SLOTS, reps: 20, batches: 48, tables: true, group: DEFAULT_GROUP }
+        Self { device: 0, slots: DEFAULT_SLOTS, reps: 20, batches: 48, tables: true, group: DEFAULT_GROUP, only_rate: None }
     }
 }
 
@@ -109,26 +112,32 @@ pub fn bench_viterbi(o: &GpuBenchOptions) -> anyhow::Result<()> {
     );
     let tile = |f, v2, tb| -> anyhow::Result<TileConfig> { Ok(TileConfig::new(f, 20, v2, tb)?.with_group(o.group)?) };
     let (mut i8s, mut f32s) = (Inputs::<i8>::new(), Inputs::<f32>::new());
+    if let Some(rate) = &o.only_rate {
+        return punctured(o, &[rate.as_str()], &mut i8s);
+    }
 
     println!("\n## Headline: f=256, v1=20 (kernel-only = device-resident LLRs; end-to-end = pageable host memory in and out, {} slots)\n", o.slots);
     println!("| traceback | v2 | LLR | survivors | tiles/batch | kernel-only Gb/s | end-to-end Gb/s | H2D ms | kernel ms | D2H ms | stage ms | unpack ms | wall ms/batch | overlap |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     // Serial v2=20 and parallel f0=32 v2=30 lose ≤ 0.05 dB against the full-frame
     // decoder (BENCHMARKS.md, Tables II and III); f0=32 v2=45 is the paper's pick.
+    // The floors go under the headline's first row: one batch of its bits.
+    let mut first_batch_bits = None;
     for (tb, v2) in [(Traceback::Serial, 20), (Traceback::Parallel { f0: 32 }, 30), (Traceback::Parallel { f0: 32 }, 45)] {
         for survivors in [SurvivorMemory::Auto, SurvivorMemory::Shared, SurvivorMemory::Global] {
-            headline(tile(256, v2, tb)?, survivors, o, &mut i8s)?;
+            let bits = headline(tile(256, v2, tb)?, survivors, o, &mut i8s)?;
+            first_batch_bits = first_batch_bits.or(bits);
         }
         headline(tile(256, v2, tb)?, SurvivorMemory::Auto, o, &mut f32s)?;
     }
     drop(f32s);
-    let serial = tile(256, 20, Traceback::Serial)?;
-    host_threads(serial, o, &mut i8s)?;
-    // The floors under the headline's first row: one batch of its bits, 2 bytes of i8 LLRs each.
-    let bits = decoder::<i8>(serial, SurvivorMemory::Auto, None, o)?.limit().units * serial.unit_bits();
-    host_floor(o.device, 2, bits)?;
-    copy_engine(o.device, 2 * bits)?;
-    punctured(o, &mut i8s)?;
+    host_threads(tile(256, 20, Traceback::Serial)?, o, &mut i8s)?;
+    if let Some(bits) = first_batch_bits {
+        // 2 bytes of i8 LLRs per bit.
+        host_floor(o.device, 2, bits)?;
+        copy_engine(o.device, 2 * bits)?;
+    }
+    punctured(o, &["2/3", "3/4", "7/8"], &mut i8s)?;
     if o.tables {
         table(o, &mut i8s, "Table IV layout: serial traceback, f × v2, i8, kernel-only Gb/s", "v2 \\ f", &[10, 20, 30, 40], &[32, 64, 128, 256, 512], |v2, f| {
             tile(f, v2, Traceback::Serial)
@@ -174,11 +183,11 @@ fn host_threads(tile: TileConfig, o: &GpuBenchOptions, inputs: &mut Inputs<i8>) 
 /// loads (only the sent LLRs cross PCIe). i8 LLRs, serial traceback v2=20, f
 /// the multiple of both the period and 32 nearest 256 (tiles start on the
 /// period, and whole output words keep the host's unpacking on its fast path).
-fn punctured(o: &GpuBenchOptions, inputs: &mut Inputs<i8>) -> anyhow::Result<()> {
+fn punctured(o: &GpuBenchOptions, rates: &[&str], inputs: &mut Inputs<i8>) -> anyhow::Result<()> {
     println!("\n## Punctured K=7, i8, serial v2=20: depunctured on the host or by the kernel ({} slots)\n", o.slots);
     println!("| rate | f | depunctured by | LLR bytes/bit | kernel-only Gb/s | end-to-end Gb/s | H2D ms | kernel ms | stage ms | host depuncture Gb/s (1 thread) |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
-    for rate in ["2/3", "3/4", "7/8"] {
+    for &rate in rates {
         let pattern = PuncturePattern::standard(rate)?;
         let step = lcm(32, pattern.period());
         let f = (256 + step / 2) / step * step;
@@ -209,12 +218,13 @@ fn punctured(o: &GpuBenchOptions, inputs: &mut Inputs<i8>) -> anyhow::Result<()>
     Ok(())
 }
 
-fn headline<T: Llr>(tile: TileConfig, survivors: SurvivorMemory, o: &GpuBenchOptions, inputs: &mut Inputs<T>) -> anyhow::Result<()> {
+/// One headline row; the information bits of one batch when the decoder could be built.
+fn headline<T: Llr>(tile: TileConfig, survivors: SurvivorMemory, o: &GpuBenchOptions, inputs: &mut Inputs<T>) -> anyhow::Result<Option<usize>> {
     let mut dec = match decoder::<T>(tile, survivors, None, o) {
         Ok(d) => d,
         Err(e) => {
             println!("| {} | {} | {} | {survivors:?} | — | {e:#} |", tile.traceback, tile.v2, T::NAME);
-            return Ok(());
+            return Ok(None);
         }
     };
     let units = inputs.for_decoder(&dec, tile, "1/2", false, false)?;
@@ -236,7 +246,7 @@ fn headline<T: Llr>(tile: TileConfig, survivors: SurvivorMemory, o: &GpuBenchOpt
         e.wall_ms,
         e.overlap_percent()
     );
-    Ok(())
+    Ok(Some(dec.limit().units * tile.unit_bits()))
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -140,23 +140,24 @@ impl<T: Llr> GpuViterbi<T> {
         let device = info_of(&ctx)?;
         let llr_bytes = size_of::<T>();
         let geometry = Geometry::new(&trellis, &tile, llr_bytes, &input);
-        // Shared memory a block of `warps` warps' rings takes, with what the
-        // driver reserves per block; a shared ring must fit one block of the
-        // device's opt-in size, and Auto wants eight such warps on an SM.
-        let block_smem = |warps: usize| warps * 32 * geometry.ring_bytes + device.smem_reserved_per_block;
+        // The rings of a shared-ring block must fit the opt-in size of one
+        // block (the driver's reservation is not part of that limit), and
+        // Auto wants eight such blocks, each with the driver's reservation,
+        // on an SM.
+        let block_rings = Launch::new(false, T::TYPE, tuning.min_blocks_per_sm).threads as usize * geometry.ring_bytes;
         let ring_global = match tuning.survivors {
             SurvivorMemory::Global => true,
             SurvivorMemory::Shared => {
                 anyhow::ensure!(
-                    block_smem(1) <= device.smem_per_block_optin,
-                    "a survivor ring of {} bytes per tile does not fit 32 tiles in the {} bytes of shared memory a block of {} may have; use global memory",
+                    block_rings <= device.smem_per_block_optin,
+                    "the survivor rings of a block, {block_rings} bytes ({} per tile), do not fit the {} bytes of shared memory a block of {} may have; use global memory",
                     geometry.ring_bytes,
                     device.smem_per_block_optin,
                     device.name
                 );
                 false
             }
-            SurvivorMemory::Auto => 8 * block_smem(1) > device.smem_per_sm,
+            SurvivorMemory::Auto => 8 * (block_rings + device.smem_reserved_per_block) > device.smem_per_sm,
         };
         let launch = Launch::new(ring_global, T::TYPE, tuning.min_blocks_per_sm);
         let threads = launch.threads;
@@ -278,13 +279,18 @@ impl<T: Llr> BatchDecoder<T> for GpuViterbi<T> {
     fn collect(&mut self, out: &mut Decoded) -> CodeResult<bool> {
         let (f, words) = (self.tile.f, self.out_words);
         let bits = &mut out.bits;
-        if !self.pipe.collect(|packed, _| {
+        let before = self.pipe.in_flight();
+        let collected = self.pipe.collect(|packed, _| {
             par_unpack(bits, packed, f, words);
             Ok(())
-        }).map_err(device_error)? {
+        });
+        // A batch leaves the pipeline even when collecting it fails (the
+        // unpacking or the event timing); its unit count leaves with it.
+        let units = if self.pipe.in_flight() < before { self.units.pop_front() } else { None };
+        if !collected.map_err(device_error)? {
             return Ok(false);
         }
-        let units = self.units.pop_front().unwrap_or_default();
+        let units = units.unwrap_or_default();
         let shape = self.shape[0];
         out.reports.extend(std::iter::repeat_n(UnitReport { bits: shape.bits, iterations: 0, check: None, consumed: shape.items }, units));
         Ok(true)
