@@ -16,6 +16,7 @@ pub mod framing;
 pub mod llr;
 pub mod packed;
 pub mod sim;
+pub mod turbo;
 
 pub use decode::{Batch, BatchDecoder, Decoded, UnitReport, UnitShape, UnitSpan};
 pub use error::{CodeError, CodeResult};

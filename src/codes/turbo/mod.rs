@@ -1,0 +1,15 @@
+//! LTE turbo codes (3GPP TS 36.212 §5.1.3.2) and the transport-block chain
+//! around them: the QPP interleaver, the constituent RSC codes, the encoder,
+//! CRC24A/B, code-block segmentation, rate matching, and the CPU reference
+//! decoders (serial, and the sub-block model the GPU computes).
+//!
+//! One layout throughout: a code block of K bits is sent as the three
+//! streams d⁽⁰⁾, d⁽¹⁾, d⁽²⁾ of §5.1.3.2 (D = K + 4 bits each, tails
+//! included), one after the other: `[d0 | d1 | d2]`, 3K + 12 bits. Rate
+//! matching reads that layout and de-rate-matching writes it, so encoder,
+//! decoders and GPU launcher share it.
+
+pub mod crc;
+pub mod qpp;
+pub mod rate_match;
+pub mod segment;
