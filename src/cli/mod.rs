@@ -11,6 +11,7 @@ mod grid;
 mod info;
 mod interrupt;
 mod status_line;
+mod turbo;
 mod run;
 
 pub use bench::{BenchArgs, LlrSet, MAX_BENCH_BITS, MAX_BENCH_SECONDS, Run, Timing, time_decoder};
@@ -50,6 +51,8 @@ enum Command {
 enum Ber {
     /// Convolutional code with Viterbi decoding, BPSK over AWGN.
     Conv(conv::BerArgs),
+    /// LTE turbo code blocks, BPSK over AWGN, the CPU turbo decoder.
+    Turbo(turbo::BerTurboArgs),
 }
 
 /// `gpufec bench <family>`.
@@ -58,6 +61,8 @@ enum Bench {
     /// Viterbi decoding throughput (K=7 (171,133) unless told otherwise) on pre-generated noisy LLRs.
     #[command(alias = "viterbi")]
     Conv(conv::BenchConvArgs),
+    /// CPU turbo decoding throughput of LTE code blocks on noisy LLRs.
+    Turbo(turbo::BenchTurboArgs),
 }
 
 /// The `gpufec` command: parse the command line, run, and turn the outcome
@@ -69,6 +74,8 @@ pub fn main() -> ExitCode {
         Command::Run(a) => run::run(a),
         Command::Ber(Ber::Conv(a)) => conv::ber(a),
         Command::Bench(Bench::Conv(a)) => conv::bench(a).map(|()| false),
+        Command::Ber(Ber::Turbo(a)) => turbo::ber(a),
+        Command::Bench(Bench::Turbo(a)) => turbo::bench(a).map(|()| false),
         Command::Info => info::info().map(|()| false),
     };
     match result {

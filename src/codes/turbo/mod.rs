@@ -13,3 +13,15 @@ pub mod crc;
 pub mod qpp;
 pub mod rate_match;
 pub mod segment;
+
+mod code;
+pub mod decoder;
+mod encoder;
+mod link;
+mod rsc;
+
+pub use code::{Layout, TurboCode};
+pub use decoder::{CpuTurbo, DecoderConfig, EarlyStop, Guard, MaxStar};
+pub use encoder::{TurboEncoder, encode_block};
+pub use link::TurboLink;
+pub use rsc::{MAX_MEMORY, MIN_MEMORY, Rsc, RscTrellis};

@@ -11,6 +11,7 @@
 //! `indices()[e]` of `[d0 | d1 | d2]`. Selection is then a gather and
 //! de-rate-matching a scatter-add, the same map on the CPU and on a GPU.
 
+use super::qpp::MAX_BLOCK;
 use crate::codes::bits::first_non_bit;
 use crate::codes::error::{CodeError, CodeResult, invalid};
 use crate::codes::llr::{Llr, LlrSlice, check_finite};
@@ -25,11 +26,6 @@ const COLUMN_PERMUTATION: [usize; COLUMNS] = [
     0, 16, 8, 24, 4, 20, 12, 28, 2, 18, 10, 26, 6, 22, 14, 30, 1, 17, 9, 25, 5, 21, 13, 29, 3, 19, 11, 27, 7, 23, 15,
     31,
 ];
-
-/// Largest code block accepted, in bits: Z = 6144 of TS 36.212 §5.1.2, the
-/// largest block segmentation produces. Larger blocks have no LTE turbo
-/// interleaver, so a caller asking for one has skipped segmentation.
-pub const MAX_K: usize = 6144;
 
 /// Largest number of rate-matched bits E accepted: 2²². One LTE transport
 /// block in a subframe (100 PRBs, 4 layers, 1024-QAM) has fewer than 700 000
@@ -98,16 +94,16 @@ impl RateMatch {
     /// ask whether the block can still be decoded; [`Self::check_decodable`]
     /// does.
     ///
-    /// Errors: K outside 1..=[`MAX_K`], F ≥ K, rv above 3, E outside
+    /// Errors: K outside 1..=[`MAX_BLOCK`], F ≥ K, rv above 3, E outside
     /// 1..=[`MAX_E`], or an N_cb as above. All are checked before the
     /// E-long map is allocated.
     pub fn new(k: usize, filler: usize, e: usize, rv: u8, ncb: Option<usize>) -> CodeResult<Self> {
         if k == 0 {
             return Err(invalid!("K 0: a turbo code block holds at least one bit"));
         }
-        if k > MAX_K {
+        if k > MAX_BLOCK {
             return Err(invalid!(
-                "K {k}: above {MAX_K}, the largest LTE turbo code block (Z of TS 36.212 §5.1.2); segment the transport block first"
+                "K {k}: above {MAX_BLOCK}, the largest LTE turbo code block (Z of TS 36.212 §5.1.2); segment the transport block first"
             ));
         }
         if filler >= k {

@@ -1,0 +1,227 @@
+//! What a turbo decoder computes: the max* of its recursions, extrinsic
+//! scaling, iterations and early stop, and the sub-block split with its guard.
+
+use crate::codes::error::{CodeResult, invalid};
+
+/// Most iterations a decoder runs.
+pub const MAX_ITERATIONS: usize = 64;
+
+/// The max* operation of the recursions: max-log-MAP takes the max;
+/// log-MAP adds the correction ln(1 + e^−|a−b|), exactly or approximated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MaxStar {
+    /// max(a, b): max-log-MAP. Insensitive to the LLRs' scale.
+    Max,
+    /// max(a, b) + ln(1 + e^−|a−b|): log-MAP, exact.
+    Exact,
+    /// max(a, b) + max(0, ln 2 − |a−b|/4): log-MAP with a linear correction.
+    Linear,
+}
+
+impl MaxStar {
+    /// max*(a, b).
+    #[inline(always)]
+    pub fn apply(self, a: f32, b: f32) -> f32 {
+        let m = max(a, b);
+        match self {
+            MaxStar::Max => m,
+            MaxStar::Exact => m + (-(a - b).abs()).exp().ln_1p(),
+            MaxStar::Linear => m + (std::f32::consts::LN_2 - 0.25 * (a - b).abs()).max(0.0),
+        }
+    }
+
+    /// `max-log`, `log-map`, `log-map-linear`.
+    pub fn name(self) -> &'static str {
+        match self {
+            MaxStar::Max => "max-log",
+            MaxStar::Exact => "log-map",
+            MaxStar::Linear => "log-map-linear",
+        }
+    }
+}
+
+/// The larger of two finite metrics. Written as a comparison, not
+/// `f32::max`, whose NaN rule costs two more instructions per lane (one
+/// `maxps` on x86, `fmaxf` semantics aside); the decoders never see NaN.
+#[inline(always)]
+pub(super) fn max(a: f32, b: f32) -> f32 {
+    if a > b { a } else { b }
+}
+
+impl std::str::FromStr for MaxStar {
+    type Err = crate::codes::CodeError;
+    fn from_str(s: &str) -> CodeResult<Self> {
+        Ok(match s.trim() {
+            "max-log" | "max-log-map" => MaxStar::Max,
+            "log-map" => MaxStar::Exact,
+            "log-map-linear" => MaxStar::Linear,
+            other => return Err(invalid!("algorithm '{other}': give max-log, log-map or log-map-linear")),
+        })
+    }
+}
+
+/// How the state metrics at a sub-block's edges are estimated (the
+/// thesis's guarding mechanisms, §4.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guard {
+    /// Equal metrics at every inner edge.
+    None,
+    /// Previous iteration value initialisation: α at a sub-block's start is
+    /// the previous sub-block's α at its end from the previous iteration;
+    /// β likewise from the next sub-block.
+    Pivi,
+    /// Double-sided training windows: α runs g stages before the start, β g
+    /// stages past the end, from equal metrics.
+    Dstw,
+    /// Both: the training windows start from the previous iteration's
+    /// metrics at their own start.
+    PiviDstw,
+}
+
+impl Guard {
+    /// Whether training windows run.
+    pub fn trains(self) -> bool {
+        matches!(self, Guard::Dstw | Guard::PiviDstw)
+    }
+
+    /// Whether metrics carry over from the previous iteration.
+    pub fn carries(self) -> bool {
+        matches!(self, Guard::Pivi | Guard::PiviDstw)
+    }
+
+    /// `none`, `pivi`, `dstw`, `pividstw`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Guard::None => "none",
+            Guard::Pivi => "pivi",
+            Guard::Dstw => "dstw",
+            Guard::PiviDstw => "pividstw",
+        }
+    }
+}
+
+impl std::str::FromStr for Guard {
+    type Err = crate::codes::CodeError;
+    fn from_str(s: &str) -> CodeResult<Self> {
+        Ok(match s.trim() {
+            "none" => Guard::None,
+            "pivi" => Guard::Pivi,
+            "dstw" => Guard::Dstw,
+            "pividstw" => Guard::PiviDstw,
+            other => return Err(invalid!("guard '{other}': give none, pivi, dstw or pividstw")),
+        })
+    }
+}
+
+/// When a block stops iterating before the limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EarlyStop {
+    /// Always run every iteration.
+    Never,
+    /// When an iteration's hard decisions equal the previous iteration's.
+    Stable,
+    /// When the block's last 24 bits are the CRC24B of the rest (a code
+    /// block of a segmented transport block).
+    Crc24B,
+    /// When the block's last 24 bits are the CRC24A of the rest (a transport
+    /// block sent as one code block).
+    Crc24A,
+}
+
+/// Everything a turbo decoder computes, checked by [`DecoderConfig::validate`].
+///
+/// # Example
+/// ```
+/// use gpufec::codes::turbo::{DecoderConfig, Guard};
+/// let c = DecoderConfig { subblocks: 96, guard: Guard::PiviDstw, window: 8, ..DecoderConfig::default() };
+/// c.validate(6144).unwrap();
+/// assert!(c.validate(40).is_err()); // 96 sub-blocks of a 40-bit block
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DecoderConfig {
+    /// The recursions' max*.
+    pub max_star: MaxStar,
+    /// Factor on the extrinsic LLRs passed between the constituent decoders
+    /// (1 = none; 0.75 is the usual choice for max-log-MAP).
+    pub scaling: f32,
+    /// Most iterations (each: both constituent decoders), 1..=[`MAX_ITERATIONS`].
+    pub iterations: usize,
+    /// When to stop before `iterations`.
+    pub early_stop: EarlyStop,
+    /// P: sub-blocks decoded independently per half-iteration (1: the serial
+    /// decoder). Sub-block p covers stages ⌊pK/P⌋ to ⌊(p+1)K/P⌋; the last
+    /// also the tail. Sizes differ by at most one.
+    pub subblocks: usize,
+    /// How the sub-blocks' edge metrics are estimated.
+    pub guard: Guard,
+    /// g: training window in stages (DSTW, PIVIDSTW), at most the shortest sub-block.
+    pub window: usize,
+}
+
+impl Default for DecoderConfig {
+    /// Max-log-MAP scaled by 0.75, 8 iterations, no early stop, serial.
+    fn default() -> Self {
+        Self { max_star: MaxStar::Max, scaling: 0.75, iterations: 8, early_stop: EarlyStop::Never, subblocks: 1, guard: Guard::None, window: 0 }
+    }
+}
+
+impl DecoderConfig {
+    /// Check the configuration for blocks of `k` bits.
+    pub fn validate(&self, k: usize) -> CodeResult<()> {
+        if !(1..=MAX_ITERATIONS).contains(&self.iterations) {
+            return Err(invalid!("{} iterations: give 1..={MAX_ITERATIONS}", self.iterations));
+        }
+        if !(self.scaling.is_finite() && self.scaling > 0.0 && self.scaling <= 1.0) {
+            return Err(invalid!("extrinsic scaling {}: give a factor in (0, 1]", self.scaling));
+        }
+        if !(1..=k).contains(&self.subblocks) {
+            return Err(invalid!("{} sub-blocks of a {k}-bit block: give 1..={k}", self.subblocks));
+        }
+        let shortest = k / self.subblocks;
+        if self.guard.trains() {
+            if self.window == 0 {
+                return Err(invalid!("guard {} needs a training window g ≥ 1", self.guard.name()));
+            }
+            if self.window > shortest {
+                return Err(invalid!(
+                    "training window g = {} is longer than the shortest sub-block ({shortest} stages of K = {k} in {} sub-blocks)",
+                    self.window,
+                    self.subblocks
+                ));
+            }
+        } else if self.window != 0 {
+            return Err(invalid!("a training window g = {} needs guard dstw or pividstw, not {}", self.window, self.guard.name()));
+        }
+        if matches!(self.early_stop, EarlyStop::Crc24A | EarlyStop::Crc24B) && k <= 24 {
+            return Err(invalid!("a CRC early stop needs blocks longer than the 24 CRC bits, not {k}"));
+        }
+        Ok(())
+    }
+
+    /// First stage of sub-block `p` of a `k`-bit block.
+    pub fn subblock_start(&self, k: usize, p: usize) -> usize {
+        p * k / self.subblocks
+    }
+
+    /// `max-log ×0.75, 8 it, P=96 pividstw g=8, stop on CRC24B`.
+    pub fn describe(&self) -> String {
+        let mut s = self.max_star.name().to_string();
+        if self.scaling != 1.0 {
+            s += &format!(" ×{}", self.scaling);
+        }
+        s += &format!(", {} it", self.iterations);
+        if self.subblocks > 1 {
+            s += &format!(", P={} {}", self.subblocks, self.guard.name());
+            if self.guard.trains() {
+                s += &format!(" g={}", self.window);
+            }
+        }
+        match self.early_stop {
+            EarlyStop::Never => {}
+            EarlyStop::Stable => s += ", stop when stable",
+            EarlyStop::Crc24B => s += ", stop on CRC24B",
+            EarlyStop::Crc24A => s += ", stop on CRC24A",
+        }
+        s
+    }
+}

@@ -1,0 +1,13 @@
+//! Turbo decoders on the CPU: the serial reference (P = 1) and the
+//! sub-block model with its guards, which computes what the GPU computes.
+
+mod config;
+mod cpu;
+mod group;
+mod siso;
+
+pub use config::{DecoderConfig, EarlyStop, Guard, MAX_ITERATIONS, MaxStar};
+pub use cpu::{CpuTurbo, DEFAULT_BATCH_BLOCKS, LANES};
+
+#[cfg(test)]
+mod tests;
