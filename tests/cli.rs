@@ -330,3 +330,42 @@ fn ctrl_c_ends_ber_and_run_with_what_was_counted() {
     let summary = out.lines().find(|l| l.starts_with("summary:")).unwrap_or_default();
     assert!(summary.contains("(interrupted)") && !summary.contains("bits 0,"), "{out}");
 }
+
+/// The turbo family's command line: a short curve of code blocks and of
+/// transport blocks, and every bad value answered by one line naming it.
+#[test]
+fn turbo_commands_run_and_refuse_bad_values() {
+    let out = ok(&["ber", "turbo", "--block", "40", "--ebn0", "4", "--max-bits", "4000", "--threads", "1"]);
+    assert!(out.contains("K 40, QPP (3, 10)") && out.contains("4000 bits, 0 errors"), "{out}");
+    let out = ok(&["ber", "turbo", "--tbs", "1000", "--coded", "2100", "--rv", "2", "--early-stop", "crc", "--ebn0", "5", "--max-bits", "3000"]);
+    assert!(out.contains("code blocks [1024]") && out.contains("3000 bits, 0 errors") && out.contains("stop on CRC24A"), "{out}");
+    let out = ok(&["bench", "turbo", "--block", "1024", "--iterations", "2", "--bits", "1e4", "--seconds", "0", "--threads", "1"]);
+    assert!(out.contains("Mb/s") && out.contains("K 1024"), "{out}");
+    for (args, want) in [
+        (&["--block", "41"][..], &["--block", "nearest are 40 and 48"][..]),
+        (&["--block", "0"], &["--block", "K=0"]),
+        (&["--block", "1e9"], &["--block"]),
+        (&["--iterations", "0"], &["0 iterations", "1..=64"]),
+        (&["--iterations", "1000"], &["1000 iterations"]),
+        (&["--algorithm", "bcjr"], &["--algorithm", "bcjr"]),
+        (&["--scaling", "NaN"], &["scaling NaN"]),
+        (&["--scaling", "-1"], &["scaling -1"]),
+        (&["--guard", "pivi"], &["--guard pivi", "--subblocks > 1"]),
+        (&["--subblocks", "96", "--guard", "dstw", "--window", "100"], &["g = 100", "shortest sub-block"]),
+        (&["--subblocks", "7000"], &["7000 sub-blocks"]),
+        (&["--early-stop", "crc"], &["--early-stop crc", "--tbs"]),
+        (&["--tbs", "0"], &["--tbs", "0 bits"]),
+        (&["--tbs", "100", "--coded", "50"], &["--tbs/--coded/--rv", "no decoder can recover"]),
+        (&["--tbs", "100", "--rv", "4"], &["rv 4"]),
+        (&["--tbs", "1e9"], &["--tbs", "above"]),
+        (&["--block", "40", "--tbs", "100"], &["--block and --tbs"]),
+        (&["--coded", "100"], &["--coded and --rv apply to transport blocks"]),
+    ] {
+        let mut a = vec!["ber", "turbo", "--ebn0", "1"];
+        a.extend_from_slice(args);
+        fails(&a, want);
+    }
+    fails(&["ber", "turbo", "--ebn0", "100"], &["--ebn0", "100 dB"]);
+    fails(&["bench", "turbo", "--backend", "gpu"], &["--backend gpu", "CPU"]);
+    fails(&["bench", "turbo", "--tbs", "1000"], &["--tbs", "code blocks"]);
+}

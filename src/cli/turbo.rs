@@ -7,7 +7,7 @@ use super::curve::{CurveArgs, EBN0, run_curve};
 use super::grid::Grid;
 use crate::codes::decode::{Batch, BatchDecoder};
 use crate::codes::sim::Link;
-use crate::codes::turbo::{CpuTurbo, DecoderConfig, EarlyStop, Guard, MaxStar, TurboCode, TurboEncoder, TurboLink};
+use crate::codes::turbo::{CpuTurbo, DecoderConfig, EarlyStop, Guard, MaxStar, TransportBlock, TransportDecoder, TransportLink, TurboCode, TurboEncoder, TurboLink};
 use crate::codes::channel::{BpskAwgn, Channel};
 use crate::codes::encode::Encoder;
 use crate::gpu::{BENCH_EBN0_DB, Backend};
@@ -22,14 +22,27 @@ pub enum StopArg {
     Never,
     /// When an iteration's decisions equal the previous iteration's.
     Stable,
+    /// When the code block's CRC checks (CRC24B, or the transport block's
+    /// CRC24A when it is one code block); needs --tbs.
+    Crc,
 }
 
 /// The code and the decoder, shared by `ber turbo` and `bench turbo`.
 #[derive(Args, Debug, Clone)]
 pub struct TurboArgs {
-    /// Code block size K, one of the 188 LTE sizes 40..=6144.
-    #[arg(long, default_value = "6144", value_parser = count_usize)]
-    pub block: usize,
+    /// Code block size K, one of the 188 LTE sizes 40..=6144 (without --tbs).
+    #[arg(long, value_parser = count_usize)]
+    pub block: Option<usize>,
+    /// Transport block size A: the whole LTE chain (CRC24A, segmentation,
+    /// CRC24B, rate matching to --coded bits) instead of bare code blocks.
+    #[arg(long, value_parser = count_usize)]
+    pub tbs: Option<usize>,
+    /// Coded bits G a transport block is sent in (with --tbs; default 3·(A + 24)).
+    #[arg(long, value_parser = count_usize)]
+    pub coded: Option<usize>,
+    /// Redundancy version 0..=3 (with --tbs).
+    #[arg(long, default_value_t = 0)]
+    pub rv: u8,
     /// Iterations at most (1..=64).
     #[arg(long, default_value = "8", value_parser = count_usize)]
     pub iterations: usize,
@@ -37,7 +50,7 @@ pub struct TurboArgs {
     #[arg(long, default_value = "max-log")]
     pub algorithm: String,
     /// Extrinsic scaling factor in (0, 1] (default 0.75 with max-log, 1 with log-MAP).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub scaling: Option<f32>,
     /// Sub-blocks P decoded independently (1: the serial decoder).
     #[arg(long, default_value = "1", value_parser = count_usize)]
@@ -56,10 +69,28 @@ pub struct TurboArgs {
     pub threads: usize,
 }
 
+/// What is sent: bare code blocks, or transport blocks through the LTE chain.
+pub enum Sent {
+    /// Code blocks of one code.
+    Blocks(TurboCode),
+    /// Transport blocks.
+    Transport(TransportBlock),
+}
+
 impl TurboArgs {
-    /// The LTE code of `--block` and the decoder configuration; errors name the option.
-    pub fn resolve(&self) -> anyhow::Result<(TurboCode, DecoderConfig)> {
-        let code = TurboCode::lte(self.block).context("--block")?;
+    /// What is sent and the decoder configuration; errors name the option.
+    pub fn resolve(&self) -> anyhow::Result<(Sent, DecoderConfig)> {
+        let sent = match self.tbs {
+            Some(a) => {
+                anyhow::ensure!(self.block.is_none(), "--block and --tbs: give one (a transport block is cut into its own code blocks)");
+                let g = self.coded.unwrap_or(3 * (a + 24));
+                Sent::Transport(TransportBlock::new(a, g, self.rv).context("--tbs/--coded/--rv")?)
+            }
+            None => {
+                anyhow::ensure!(self.coded.is_none() && self.rv == 0, "--coded and --rv apply to transport blocks (--tbs)");
+                Sent::Blocks(TurboCode::lte(self.block.unwrap_or(6144)).context("--block")?)
+            }
+        };
         let max_star: MaxStar = self.algorithm.parse().context("--algorithm")?;
         let guard: Guard = self.guard.parse().context("--guard")?;
         anyhow::ensure!(self.subblocks > 1 || guard == Guard::None, "--guard {}: a guard needs --subblocks > 1", guard.name());
@@ -67,22 +98,41 @@ impl TurboArgs {
             max_star,
             scaling: self.scaling.unwrap_or(if max_star == MaxStar::Max { 0.75 } else { 1.0 }),
             iterations: self.iterations,
-            early_stop: match self.early_stop {
-                StopArg::Never => EarlyStop::Never,
-                StopArg::Stable => EarlyStop::Stable,
+            early_stop: match (self.early_stop, &sent) {
+                (StopArg::Never, _) => EarlyStop::Never,
+                (StopArg::Stable, _) => EarlyStop::Stable,
+                (StopArg::Crc, Sent::Transport(tb)) if tb.segmentation().c == 1 => EarlyStop::Crc24A,
+                (StopArg::Crc, Sent::Transport(_)) => EarlyStop::Crc24B,
+                (StopArg::Crc, Sent::Blocks(_)) => anyhow::bail!("--early-stop crc: bare code blocks carry no CRC; send transport blocks (--tbs)"),
             },
             subblocks: self.subblocks,
             guard,
             window: self.window,
         };
-        cfg.validate(code.k()).context("turbo decoder")?;
-        Ok((code, cfg))
+        let sizes = match &sent {
+            Sent::Blocks(code) => vec![code.k()],
+            Sent::Transport(tb) => tb.block_sizes(),
+        };
+        for k in sizes {
+            cfg.validate(k).with_context(|| format!("turbo decoder of K = {k}"))?;
+        }
+        Ok((sent, cfg))
     }
 
-    fn parameters(&self, code: &TurboCode, cfg: &DecoderConfig) -> Map<String, Value> {
+    fn parameters(&self, sent: &Sent, cfg: &DecoderConfig) -> Map<String, Value> {
         let mut p = Map::new();
         p.insert("code".into(), "turbo".into());
-        p.insert("block".into(), code.k().into());
+        match sent {
+            Sent::Blocks(code) => {
+                p.insert("block".into(), code.k().into());
+            }
+            Sent::Transport(tb) => {
+                p.insert("tbs".into(), tb.a().into());
+                p.insert("coded".into(), tb.g().into());
+                p.insert("rv".into(), self.rv.into());
+                p.insert("blocks".into(), tb.blocks().into());
+            }
+        }
         p.insert("decoder".into(), cfg.describe().into());
         p.insert("iterations".into(), cfg.iterations.into());
         p.insert("algorithm".into(), cfg.max_star.name().into());
@@ -108,12 +158,16 @@ pub struct BerTurboArgs {
 
 /// Run `gpufec ber turbo`; whether Ctrl-C ended it.
 pub fn ber(a: BerTurboArgs) -> anyhow::Result<bool> {
-    let (code, cfg) = a.turbo.resolve()?;
-    let decoder = CpuTurbo::<f32>::new(code.clone(), cfg, 1.0, a.turbo.threads).context("--threads")?;
-    let mut link = TurboLink::new(code.clone(), Box::new(decoder))?;
+    let (sent, cfg) = a.turbo.resolve()?;
+    let threads = a.turbo.threads;
+    let decoder = |code: TurboCode| CpuTurbo::<f32>::new(code, cfg, 1.0, threads);
+    let mut link: Box<dyn Link> = match &sent {
+        Sent::Blocks(code) => Box::new(TurboLink::new(code.clone(), Box::new(decoder(code.clone()).context("--threads")?))?),
+        Sent::Transport(tb) => Box::new(TransportLink::new(TransportDecoder::new(tb.clone(), |code| Ok(Box::new(decoder(code)?)))?)),
+    };
     println!("backend: {}", link.describe());
-    let p = a.turbo.parameters(&code, &cfg);
-    run_curve(&mut link, EBN0, &a.ebn0, &a.curve, p)
+    let p = a.turbo.parameters(&sent, &cfg);
+    run_curve(link.as_mut(), EBN0, &a.ebn0, &a.curve, p)
 }
 
 /// `gpufec bench turbo`.
@@ -129,7 +183,9 @@ pub struct BenchTurboArgs {
 pub fn bench(a: BenchTurboArgs) -> anyhow::Result<()> {
     anyhow::ensure!(a.bench.backend == Backend::Cpu, "--backend {}: the turbo decoder runs on the CPU so far", a.bench.backend);
     anyhow::ensure!(a.bench.threads.is_none(), "--threads: give the turbo decoder's threads with its own --threads");
-    let (code, cfg) = a.turbo.resolve()?;
+    let (Sent::Blocks(code), cfg) = a.turbo.resolve()? else {
+        anyhow::bail!("--tbs: bench turbo measures code blocks (--block)");
+    };
     let run = a.bench.resolve()?;
     let blocks = (run.bits as usize).div_ceil(code.k()).max(1);
     let mut enc = TurboEncoder::new(code.clone());

@@ -19,9 +19,11 @@ pub mod decoder;
 mod encoder;
 mod link;
 mod rsc;
+mod transport;
 
 pub use code::{Layout, TurboCode};
 pub use decoder::{CpuTurbo, DecoderConfig, EarlyStop, Guard, MaxStar};
 pub use encoder::{TurboEncoder, encode_block};
-pub use link::TurboLink;
+pub use link::{TransportLink, TurboLink};
+pub use transport::{KNOWN_ZERO_LLR, TransportBlock, TransportDecoder, TransportEncoder, TransportReport};
 pub use rsc::{MAX_MEMORY, MIN_MEMORY, Rsc, RscTrellis};
