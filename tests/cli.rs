@@ -126,7 +126,7 @@ fn ber_rejects_bad_options_in_one_line() {
     }
     rejected(&ber(&["--max-bits", "1.5"]), "'1.5' is not a count");
     rejected(&["ber", "conv", "--ebn0", "1:x:3"], "Eb/N0 'x'");
-    rejected(&["ber", "turbo", "--ebn0", "1"], "turbo");
+    rejected(&["ber", "polar", "--ebn0", "1"], "polar");
 }
 
 #[test]

@@ -27,3 +27,17 @@ pub use encoder::{TurboEncoder, encode_block};
 pub use link::{TransportLink, TurboLink};
 pub use transport::{KNOWN_ZERO_LLR, TransportBlock, TransportDecoder, TransportEncoder, TransportReport};
 pub use rsc::{MAX_MEMORY, MIN_MEMORY, Rsc, RscTrellis};
+
+/// Seeded pseudo-random bits for the family's tests (xorshift64).
+#[cfg(test)]
+pub(crate) fn test_bits(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 40) as u8 & 1
+        })
+        .collect()
+}

@@ -208,15 +208,7 @@ mod tests {
     #[test]
     fn lte_trellis_is_the_standards_register() {
         let t = RscTrellis::new(&Rsc::lte());
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let bits: Vec<u8> = (0..500)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x & 1) as u8
-            })
-            .collect();
+        let bits = crate::codes::turbo::test_bits(500, 7);
         let (mut z, mut tail) = (Vec::new(), Vec::new());
         t.encode(bits.iter().copied(), &mut z, &mut tail);
         assert_eq!((z, tail), lte_by_hand(&bits));

@@ -276,23 +276,11 @@ impl TransportDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codes::turbo::{CpuTurbo, DecoderConfig, EarlyStop};
+    use crate::codes::turbo::{CpuTurbo, DecoderConfig, EarlyStop, test_bits as bits};
 
     fn decoder(tb: &TransportBlock, stop: EarlyStop) -> TransportDecoder {
         let cfg = DecoderConfig { early_stop: stop, ..Default::default() };
         TransportDecoder::new(tb.clone(), |code| Ok(Box::new(CpuTurbo::<f32>::new(code, cfg, 1.0, 1)?))).unwrap()
-    }
-
-    fn bits(n: usize, seed: u64) -> Vec<u8> {
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 40) as u8 & 1
-            })
-            .collect()
     }
 
     #[test]

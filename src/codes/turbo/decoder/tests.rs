@@ -2,27 +2,15 @@ use super::*;
 use crate::codes::channel::{BpskAwgn, Channel};
 use crate::codes::decode::{Batch, BatchDecoder, Decoded};
 use crate::codes::encode::Encoder;
-use crate::codes::turbo::{TurboCode, TurboEncoder};
+use crate::codes::turbo::{TurboCode, TurboEncoder, test_bits};
 
 fn lte(k: usize) -> TurboCode {
     TurboCode::lte(k).unwrap()
 }
 
-fn random_bits(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 32) as u8 & 1
-        })
-        .collect()
-}
-
 /// `blocks` random blocks of `code` through AWGN at `ebn0_db`: (bits, LLRs).
 fn sent(code: &TurboCode, blocks: usize, ebn0_db: f64, seed: u64) -> (Vec<u8>, Vec<f32>) {
-    let bits = random_bits(blocks * code.k(), seed);
+    let bits = test_bits(blocks * code.k(), seed);
     let mut enc = TurboEncoder::new(code.clone());
     let mut coded = Vec::new();
     enc.encode(&bits, &mut coded).unwrap();
