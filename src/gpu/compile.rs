@@ -102,9 +102,19 @@ fn compile_text(file: &str, text: &str, opts: &[String]) -> anyhow::Result<Vec<u
 /// loaded once per process and parameter set, compiled only when the disk cache
 /// has no image for it.
 pub(crate) fn kernel(ctx: &Arc<CudaContext>, file: &str, entry: &str, defines: &[(String, String)]) -> anyhow::Result<CudaFunction> {
+    let mut f = kernels(ctx, file, &[entry], defines)?;
+    Ok(f.remove(0))
+}
+
+/// Several kernels of `file` from one compilation (a family whose decoder
+/// launches more than one kernel): as [`kernel`], in the order of `entries`.
+/// The image is keyed by the entries joined with commas, so that one entry
+/// keys as [`kernel`] keys it.
+pub(crate) fn kernels(ctx: &Arc<CudaContext>, file: &str, entries: &[&str], defines: &[(String, String)]) -> anyhow::Result<Vec<CudaFunction>> {
     type Key = (usize, String, String, Vec<(String, String)>);
-    static CACHE: OnceLock<Mutex<HashMap<Key, CudaFunction>>> = OnceLock::new();
-    let key = (ctx.ordinal(), file.to_string(), entry.to_string(), defines.to_vec());
+    static CACHE: OnceLock<Mutex<HashMap<Key, Vec<CudaFunction>>>> = OnceLock::new();
+    let entry = entries.join(",");
+    let key = (ctx.ordinal(), file.to_string(), entry.clone(), defines.to_vec());
     if let Some(f) = CACHE.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
         return Ok(f.clone());
     }
@@ -112,13 +122,13 @@ pub(crate) fn kernel(ctx: &Arc<CudaContext>, file: &str, entry: &str, defines: &
     let arch = format!("sm_{major}{minor}");
     let text = expand(file)?;
     let opts = options(&arch, defines);
-    let disk_key = kernel_cache::key_text(file, entry, &arch, nvrtc_version()?, &opts, &text);
+    let disk_key = kernel_cache::key_text(file, &entry, &arch, nvrtc_version()?, &opts, &text);
     let module = kernel_cache::global().module(
         &disk_key,
         || compile_text(file, &text, &opts),
         |image| ctx.load_module(cudarc::nvrtc::Ptx::from_binary(image.to_vec())).map_err(cuda("cuModuleLoadData")),
     )?;
-    let f = module.load_function(entry).map_err(cuda("cuModuleGetFunction"))?;
+    let f = entries.iter().map(|e| module.load_function(e).map_err(cuda("cuModuleGetFunction"))).collect::<anyhow::Result<Vec<_>>>()?;
     CACHE.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner()).insert(key, f.clone());
     Ok(f)
 }

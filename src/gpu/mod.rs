@@ -7,7 +7,7 @@
 //! with the reason), [`PipelineOptions`] and the pipeline with its per-slot
 //! buffers, the process's host thread pool, run-time compilation with a disk
 //! cache, and the benchmarks of [`mod@bench`]. What a family adds: its launcher
-//! module (`viterbi`).
+//! module (`viterbi`, `turbo`).
 
 mod backend;
 pub mod bench;
@@ -20,6 +20,7 @@ mod pipeline;
 mod selftest;
 mod sources;
 mod stream_copy;
+mod turbo;
 mod viterbi;
 
 pub use backend::{Backend, BackendOptions, Choice, select};
@@ -30,6 +31,7 @@ pub use host_pool::{MAX_HOST_THREADS, default_host_threads};
 pub use pipeline::{BatchSplit, DEFAULT_SLOTS, MAX_SLOTS, PipelineOptions};
 pub use selftest::pipeline_selftest;
 pub use sources::{SOURCES, source};
+pub use turbo::{GpuTurbo, compile_turbo_kernel};
 pub use viterbi::{
     BENCH_EBN0_DB, DEFAULT_MIN_BLOCKS_GLOBAL_I8, GpuBenchOptions, GpuViterbi, MAX_BATCH_BYTES, SurvivorMemory, ViterbiTuning, bench_viterbi,
     compile_viterbi_kernel, viterbi_decoder,

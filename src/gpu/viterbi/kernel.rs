@@ -157,7 +157,7 @@ pub fn compile_viterbi_kernel(
 /// Copy units `range` of `batch` into `host` (their place in pinned staging)
 /// at `pitch` items each, checking that every LLR is finite on the way (one
 /// pass over memory, not two).
-pub(super) fn stage_units<T: Llr>(host: &mut [T], batch: &Batch<'_, T>, unit_len: usize, pitch: usize, range: std::ops::Range<usize>) -> anyhow::Result<()> {
+pub(crate) fn stage_units<T: Llr>(host: &mut [T], batch: &Batch<'_, T>, unit_len: usize, pitch: usize, range: std::ops::Range<usize>) -> anyhow::Result<()> {
     let finite = std::sync::atomic::AtomicBool::new(true);
     let copy = |d: &mut [T], c: &[T]| {
         stream_copy(d, c);

@@ -18,7 +18,8 @@ use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport,
 use crate::codes::error::{CodeError, CodeResult};
 use crate::codes::llr::Llr;
 use cudarc::driver::{CudaFunction, sys};
-use kernel::{Geometry, Input, Launch, Launcher, stage_units};
+use kernel::{Geometry, Input, Launch, Launcher};
+pub(crate) use kernel::stage_units;
 use std::sync::Arc;
 
 /// Where the kernel keeps each tile's survivor decisions.
@@ -121,7 +122,7 @@ pub struct GpuViterbi<T: Llr> {
 
 /// A CUDA failure as the decoder contract reports it; an input error found
 /// while staging keeps its own type.
-fn device_error(e: anyhow::Error) -> CodeError {
+pub(crate) fn device_error(e: anyhow::Error) -> CodeError {
     match e.downcast::<CodeError>() {
         Ok(c) => c,
         Err(e) => CodeError::Device(format!("{e:#}")),

@@ -1,0 +1,258 @@
+//! The turbo kernels (`kernels/turbo.cu`) as the host sees them: the geometry
+//! derived from the code and the decoder configuration, the compile-time
+//! constants (trellis tables included), the per-slot buffers and the
+//! launches of one batch.
+
+use crate::codes::turbo::{DecoderConfig, EarlyStop, Guard, MaxStar, TurboCode};
+use crate::gpu::device::cuda;
+use crate::gpu::pipeline::SlotBuffers;
+use cudarc::driver::{CudaFunction, result, sys};
+use std::ffi::c_void;
+
+/// Threads of a half-iteration CTA: S per sub-block, so 64 / S sub-blocks
+/// (of any code blocks) per CTA; two warps, which share nothing.
+pub(super) const SISO_THREADS: usize = 64;
+/// Threads of the load kernel's CTA (one CTA per code block).
+const LOAD_THREADS: u32 = 256;
+/// Threads of the stop kernel's CTA (one per code block); `STOP_NT` in the kernel.
+const STOP_THREADS: u32 = 256;
+/// α of a CTA is kept in shared memory up to this size: what a CTA may have
+/// without opting in, and small enough for several CTAs per SM.
+const SHARED_ALPHA_BYTES: usize = 48 << 10;
+
+/// The entry points of one compilation, in this order.
+pub(super) const ENTRIES: [&str; 5] = ["turbo_load_i8", "turbo_load_f32", "turbo_siso0", "turbo_siso1", "turbo_stop"];
+
+/// The auxiliary buffers of a slot, by index.
+pub(super) mod aux {
+    /// Channel LLRs per decoder and stage: `float2 sp[2][B][K + m]`.
+    pub const SP: usize = 0;
+    /// A-priori LLRs per decoder: `float la[2][B][K]`.
+    pub const LA: usize = 1;
+    /// α of every stage of every sub-block, when not in shared memory.
+    pub const ALPHA: usize = 2;
+    /// Edge metrics carried between iterations (PIVI, PIVIDSTW).
+    pub const EDGES: usize = 3;
+    /// Hard decisions, `u8 hard[B][K]`.
+    pub const HARD: usize = 4;
+    /// `u32 flags[2][B]`: done, changed.
+    pub const FLAGS: usize = 5;
+}
+
+/// What the kernels' sizes and launches follow from.
+#[derive(Debug, Clone)]
+pub(super) struct Geometry {
+    pub k: usize,
+    pub m: usize,
+    pub states: usize,
+    pub subblocks: usize,
+    /// Stages of the longest sub-block (the last one holds the tail).
+    pub lmax: usize,
+    /// α kept in shared memory (else in [`aux::ALPHA`]).
+    pub alpha_shared: bool,
+    /// Packed output words per block.
+    pub words: usize,
+    /// Edge metrics are carried between iterations.
+    pub carries: bool,
+}
+
+impl Geometry {
+    pub fn new(code: &TurboCode, cfg: &DecoderConfig) -> Self {
+        let (k, m) = (code.k(), code.trellis().memory());
+        let p = cfg.subblocks;
+        let end = |i: usize| if i + 1 == p { k + m } else { cfg.subblock_start(k, i + 1) };
+        let lmax = (0..p).map(|i| end(i) - cfg.subblock_start(k, i)).max().unwrap_or(k + m);
+        Self {
+            k,
+            m,
+            states: code.trellis().states(),
+            subblocks: p,
+            lmax,
+            alpha_shared: (lmax + 1) * SISO_THREADS * 4 <= SHARED_ALPHA_BYTES,
+            words: k.div_ceil(32),
+            carries: cfg.guard.carries(),
+        }
+    }
+
+    /// Sub-blocks per half-iteration CTA.
+    pub fn tasks_per_cta(&self) -> usize {
+        SISO_THREADS / self.states
+    }
+
+    /// Half-iteration CTAs for `blocks` code blocks.
+    pub fn siso_ctas(&self, blocks: usize) -> usize {
+        (blocks * self.subblocks).div_ceil(self.tasks_per_cta())
+    }
+
+    /// Dynamic shared memory of a half-iteration CTA, bytes.
+    pub fn smem(&self) -> u32 {
+        if self.alpha_shared { ((self.lmax + 1) * SISO_THREADS * 4) as u32 } else { 0 }
+    }
+
+    /// Bytes of each auxiliary buffer for batches of up to `blocks` blocks.
+    pub fn aux_bytes(&self, blocks: usize) -> Vec<usize> {
+        let stages = self.k + self.m;
+        let mut v = vec![0; 6];
+        v[aux::SP] = 2 * blocks * stages * 8;
+        v[aux::LA] = 2 * blocks * self.k * 4;
+        v[aux::ALPHA] = if self.alpha_shared { 4 } else { self.siso_ctas(blocks) * (self.lmax + 1) * SISO_THREADS * 4 };
+        v[aux::EDGES] = if self.carries { 8 * blocks * self.subblocks * self.states * 4 } else { 4 };
+        v[aux::HARD] = blocks * self.k;
+        v[aux::FLAGS] = 2 * blocks * 4;
+        v
+    }
+}
+
+/// `{a,b,c}`: a C initialiser list.
+fn list(v: impl IntoIterator<Item = usize>) -> String {
+    format!("{{{}}}", v.into_iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","))
+}
+
+/// The kernels' compile-time constants for `code` and `cfg`. The trellis
+/// tables are built from [`crate::codes::turbo::RscTrellis`] exactly as the
+/// CPU model builds its own: a state's two predecessors in the order in which
+/// the states are enumerated.
+pub(super) fn defines(code: &TurboCode, cfg: &DecoderConfig, g: &Geometry) -> anyhow::Result<Vec<(String, String)>> {
+    let t = code.trellis();
+    let s = t.states();
+    let out: Vec<[(usize, usize); 2]> = (0..s).map(|st| [0, 1].map(|u| (t.next(st, u), (u << 1) | t.parity(st, u) as usize))).collect();
+    let mut into = vec![Vec::new(); s];
+    for (st, o) in out.iter().enumerate() {
+        for &(n, b) in o {
+            into[n].push((st, b));
+        }
+    }
+    anyhow::ensure!(into.iter().all(|v| v.len() == 2), "the constituent code's trellis does not enter every state twice");
+    let layout = code.layout();
+    let guard = match cfg.guard {
+        Guard::None => 0,
+        Guard::Pivi => 1,
+        Guard::Dstw => 2,
+        Guard::PiviDstw => 3,
+    };
+    let max_star = match cfg.max_star {
+        MaxStar::Max => 0,
+        MaxStar::Exact => 1,
+        MaxStar::Linear => 2,
+    };
+    let stop = match cfg.early_stop {
+        EarlyStop::Never => 0,
+        EarlyStop::Stable => 1,
+        EarlyStop::Crc24A => 2,
+        EarlyStop::Crc24B => 3,
+    };
+    let mut d: Vec<(String, String)> = [
+        ("TK", g.k),
+        ("TM", g.m),
+        ("TP", cfg.subblocks),
+        ("TG", cfg.window),
+        ("GUARD", guard),
+        ("MAXSTAR", max_star),
+        ("STOP", stop),
+        ("ITERS", cfg.iterations),
+        ("LMAX", g.lmax),
+        ("NT", SISO_THREADS),
+        ("ALPHA_SHARED", usize::from(g.alpha_shared)),
+        ("TD1", layout.stream_start(1)),
+        ("TD2", layout.stream_start(2)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    d.push(("TTAIL".into(), list((0..4 * g.m).map(|j| layout.tail(j)))));
+    d.push(("TINTO".into(), list(into.iter().flat_map(|v| [v[0].0, v[0].1, v[1].0, v[1].1]))));
+    d.push(("TOUT".into(), list(out.iter().flat_map(|o| [o[0].0, o[0].1, o[1].0, o[1].1]))));
+    Ok(d)
+}
+
+/// Compile the turbo kernels for `code` and `cfg` for architecture `arch`
+/// (e.g. `sm_90`) with NVRTC alone, no GPU needed, and return the CUBIN
+/// image: lets a machine without a GPU check that a configuration compiles.
+pub fn compile_turbo_kernel(code: &TurboCode, cfg: &DecoderConfig, arch: &str) -> anyhow::Result<Vec<u8>> {
+    cfg.validate(code.k())?;
+    let g = Geometry::new(code, cfg);
+    crate::gpu::compile::compile_cubin("turbo.cu", arch, &defines(code, cfg, &g)?)
+}
+
+/// A kernel argument as the driver takes it.
+fn arg<T>(x: &mut T) -> *mut c_void {
+    (x as *mut T).cast()
+}
+
+/// Launch `f` on `stream`.
+///
+/// # Safety
+/// `params` must match the kernel's signature and every buffer they name
+/// must be large enough for the launch.
+unsafe fn launch(f: &CudaFunction, grid: usize, block: u32, smem: u32, stream: sys::CUstream, params: &mut [*mut c_void], what: &'static str) -> anyhow::Result<()> {
+    let grid = u32::try_from(grid.max(1)).map_err(|_| anyhow::anyhow!("{what}: a grid of {grid} CTAs is too large"))?;
+    // SAFETY: the caller's promise.
+    unsafe { result::launch_kernel(f.cu_function(), (grid, 1, 1), (block, 1, 1), smem, stream, params) }.map_err(cuda(what))
+}
+
+/// The kernels of one decoder and what every launch of a batch needs.
+pub(super) struct Launcher<'a> {
+    pub load: &'a CudaFunction,
+    pub siso: [&'a CudaFunction; 2],
+    pub stop: &'a CudaFunction,
+    pub geometry: &'a Geometry,
+    pub iterations: usize,
+    /// Extrinsic scaling.
+    pub scale: f32,
+    /// 1 / the LLRs' input scale.
+    pub inv_scale: f32,
+    /// Π then Π⁻¹, K `u32` each.
+    pub tables: sys::CUdeviceptr,
+}
+
+impl Launcher<'_> {
+    /// Queue the decoding of `blocks` units (each `pitch` items) of the slot:
+    /// load, then per iteration both half-iterations and the stop; blocks
+    /// that stopped are skipped by the later launches.
+    pub fn run(&self, stream: sys::CUstream, slot: &SlotBuffers, pitch: usize, blocks: usize) -> anyhow::Result<()> {
+        anyhow::ensure!(slot.aux.len() == 6, "turbo slot without its buffers");
+        let g = self.geometry;
+        let mut input = slot.input.ptr();
+        let mut pitch = pitch as u64;
+        let mut count = u32::try_from(blocks).map_err(|_| anyhow::anyhow!("{blocks} blocks in one batch"))?;
+        let mut inv_scale = self.inv_scale;
+        let mut scale = self.scale;
+        let mut perm = self.tables;
+        let mut inv = self.tables + 4 * g.k as u64;
+        let [mut sp, mut la, mut alpha, mut edges, mut hard, mut flags] = [aux::SP, aux::LA, aux::ALPHA, aux::EDGES, aux::HARD, aux::FLAGS].map(|i| slot.aux[i].ptr());
+        let mut out = slot.output.ptr();
+        let mut status = slot.status.map(|s| s.ptr()).ok_or_else(|| anyhow::anyhow!("turbo slot without status words"))?;
+        // SAFETY (all launches): the parameters match the kernels' signatures in
+        // turbo.cu; the slot's buffers were sized by `Geometry::aux_bytes` for
+        // at least `blocks` blocks, the input holds `blocks` units of `pitch`
+        // items, the output W words and the status one word per block, and
+        // `tables` holds Π and Π⁻¹.
+        unsafe {
+            let mut p = [arg(&mut input), arg(&mut pitch), arg(&mut count), arg(&mut inv_scale), arg(&mut perm), arg(&mut sp), arg(&mut la), arg(&mut flags)];
+            launch(self.load, blocks, LOAD_THREADS, 0, stream, &mut p, "turbo load kernel launch")?;
+            for it in 1..=self.iterations as i32 {
+                let mut it = it;
+                for (c, f) in self.siso.iter().enumerate() {
+                    let mut p = [
+                        arg(&mut count),
+                        arg(&mut it),
+                        arg(&mut sp),
+                        arg(&mut la),
+                        arg(&mut perm),
+                        arg(&mut inv),
+                        arg(&mut alpha),
+                        arg(&mut edges),
+                        arg(&mut hard),
+                        arg(&mut flags),
+                        arg(&mut scale),
+                    ];
+                    let what = if c == 0 { "turbo half-iteration 1 launch" } else { "turbo half-iteration 2 launch" };
+                    launch(f, g.siso_ctas(blocks), SISO_THREADS as u32, g.smem(), stream, &mut p, what)?;
+                }
+                let mut p = [arg(&mut count), arg(&mut it), arg(&mut hard), arg(&mut flags), arg(&mut out), arg(&mut status)];
+                launch(self.stop, blocks, STOP_THREADS, 0, stream, &mut p, "turbo stop kernel launch")?;
+            }
+        }
+        Ok(())
+    }
+}

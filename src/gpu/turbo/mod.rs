@@ -1,0 +1,261 @@
+//! Host-side launcher of the GPU turbo decoder (`kernels/turbo.cu`): the
+//! code and decoder configuration become compile-time constants, code blocks
+//! travel through the N-slot [`Pipeline`], and each batch is decoded by a
+//! load kernel, two half-iteration kernels per iteration (S threads per
+//! sub-block, one per trellis state) and a stop kernel per iteration.
+
+mod kernel;
+
+pub use kernel::compile_turbo_kernel;
+
+use super::compile::kernels;
+use super::device::{DeviceInfo, context, cuda, info_of};
+use super::memory::DeviceBuf;
+use super::pipeline::{BatchSplit, Pipeline, PipelineOptions, SlotSize, par_unpack};
+use super::viterbi::{MAX_BATCH_BYTES, device_error, stage_units};
+use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
+use crate::codes::error::CodeResult;
+use crate::codes::llr::{Llr, LlrType};
+use crate::codes::turbo::{DecoderConfig, EarlyStop, TurboCode};
+use cudarc::driver::{CudaFunction, result};
+use kernel::{ENTRIES, Geometry, Launcher, SISO_THREADS};
+
+/// Code blocks per batch, in multiples of the sub-blocks the device runs at
+/// once: enough that the last, partial wave costs little.
+const WAVES: usize = 4;
+
+/// Most device memory the default batch size gives a slot's own buffers;
+/// a batch size asked for explicitly may use up to [`MAX_BATCH_BYTES`].
+const DEFAULT_SLOT_BYTES: usize = 1 << 30;
+
+/// GPU turbo decoder, computing what the CPU sub-block model ([`CpuTurbo`](crate::codes::turbo::CpuTurbo))
+/// computes: the same bits, iteration counts and checks for max-log-MAP and
+/// the linear log-MAP (every floating-point operation in the model's order,
+/// none fused); for exact log-MAP the device's `expf`/`log1pf` round
+/// differently from the CPU's, so a few decisions may differ.
+///
+/// A unit is one sent block in the family's [`Layout`](crate::codes::turbo::Layout)
+/// (3K + 4m LLRs); it decodes to K bits. `i8` LLRs are multiplied by
+/// 1 / `input_scale` as they are loaded, as the CPU decoder does. Each
+/// sub-block of each code block is run by S GPU threads, one per trellis
+/// state, exchanging metrics by warp shuffles; blocks stop on their own
+/// criterion, and a stopped block is skipped by the later iterations.
+///
+/// # Example
+/// ```no_run
+/// use gpufec::codes::BatchDecoder;
+/// use gpufec::codes::turbo::{DecoderConfig, Guard, TurboCode};
+/// use gpufec::gpu::{GpuTurbo, PipelineOptions};
+/// let code = TurboCode::lte(6144)?;
+/// let cfg = DecoderConfig { subblocks: 96, guard: Guard::Pivi, ..DecoderConfig::default() };
+/// let mut dec = GpuTurbo::<f32>::new(code, cfg, 1.0, &PipelineOptions::default())?;
+/// let mut bits = Vec::new();
+/// dec.decode_all(&vec![4.0; 3 * 6144 + 12], &mut bits)?; // the all-zero block
+/// assert_eq!(bits, vec![0; 6144]);
+/// # anyhow::Ok(())
+/// ```
+pub struct GpuTurbo<T: Llr> {
+    code: TurboCode,
+    cfg: DecoderConfig,
+    shape: [UnitShape; 1],
+    geometry: Geometry,
+    /// The load kernel for `T`, the two half-iterations, the stop.
+    functions: Vec<CudaFunction>,
+    inv_scale: f32,
+    registers: i32,
+    resident_subblocks: usize,
+    batch_units: usize,
+    /// Dropped before `tables`: its drop waits for every kernel that reads them.
+    pipe: Pipeline<T, u32>,
+    /// Π then Π⁻¹ on the device.
+    tables: DeviceBuf,
+    device: DeviceInfo,
+}
+
+impl<T: Llr> GpuTurbo<T> {
+    /// A decoder of `code` computing `cfg` (checked as the CPU decoder checks
+    /// it) on the device `pipeline` names; LLRs are divided by `input_scale`
+    /// (finite, > 0). Compiles the kernels for the device and allocates the
+    /// pipeline.
+    pub fn new(code: TurboCode, cfg: DecoderConfig, input_scale: f32, pipeline: &PipelineOptions) -> anyhow::Result<Self> {
+        cfg.validate(code.k())?;
+        anyhow::ensure!(input_scale.is_finite() && input_scale > 0.0, "LLR scale {input_scale}: give a finite factor > 0");
+        pipeline.validate()?;
+        let ctx = context(pipeline.device)?;
+        ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
+        let device = info_of(&ctx)?;
+        let geometry = Geometry::new(&code, &cfg);
+        let defines = kernel::defines(&code, &cfg, &geometry)?;
+        let mut functions = kernels(&ctx, "turbo.cu", &ENTRIES, &defines)?;
+        // Keep the load kernel of T only.
+        functions.remove(if T::TYPE == LlrType::I8 { 1 } else { 0 });
+        let siso = &functions[1];
+        let registers = siso.num_regs().map_err(cuda("cuFuncGetAttribute"))?;
+        let per_sm =
+            siso.occupancy_max_active_blocks_per_multiprocessor(SISO_THREADS as u32, geometry.smem() as usize, None).map_err(cuda("occupancy query"))?;
+        anyhow::ensure!(per_sm > 0, "the turbo kernel for this code and configuration does not fit on {}", device.name);
+        let resident_subblocks = per_sm as usize * geometry.tasks_per_cta() * device.sms as usize;
+
+        let (k, n) = (code.k(), code.coded_len());
+        let shape = UnitShape::exact(n, k);
+        let per_block: usize = geometry.aux_bytes(1).iter().sum::<usize>() + n * size_of::<T>();
+        let batch_units = match pipeline.batch_units {
+            0 => (WAVES * resident_subblocks).div_ceil(cfg.subblocks).min(DEFAULT_SLOT_BYTES / per_block).max(1),
+            b => b,
+        };
+        let aux_bytes = batch_units.checked_mul(per_block).map(|_| geometry.aux_bytes(batch_units));
+        let fits = aux_bytes.as_ref().is_some_and(|a| a.iter().all(|&b| b <= MAX_BATCH_BYTES) && batch_units * n * size_of::<T>() <= MAX_BATCH_BYTES);
+        anyhow::ensure!(
+            fits && batch_units * cfg.subblocks <= u32::MAX as usize,
+            "a batch of {batch_units} code blocks ({per_block} bytes of device memory each) exceeds the limit of {MAX_BATCH_BYTES} bytes per buffer and slot"
+        );
+        let size = SlotSize {
+            in_items: batch_units * n,
+            dev_in_bytes: batch_units * n * size_of::<T>(),
+            out_items: batch_units * geometry.words,
+            aux_bytes: aux_bytes.unwrap_or_default(),
+            status_words: batch_units,
+        };
+        let pipe = Pipeline::new(&ctx, pipeline, size)?;
+
+        let perm = code.permutation();
+        let mut inv = vec![0u32; k];
+        for (i, &p) in perm.iter().enumerate() {
+            inv[p as usize] = i as u32;
+        }
+        let tables = DeviceBuf::new(&ctx, 8 * k)?;
+        let both: Vec<u32> = perm.iter().copied().chain(inv).collect();
+        // SAFETY: the buffer holds 2K words; the copy is waited for below,
+        // before any kernel can read it.
+        unsafe { result::memcpy_htod_sync(tables.ptr(), &both) }.map_err(cuda("interleaver table copy"))?;
+        ctx.synchronize().map_err(cuda("cuCtxSynchronize"))?;
+
+        Ok(Self {
+            shape: [shape],
+            code,
+            cfg,
+            geometry,
+            functions,
+            inv_scale: 1.0 / input_scale,
+            registers,
+            resident_subblocks,
+            batch_units,
+            pipe,
+            tables,
+            device,
+        })
+    }
+
+    /// The code decoded.
+    pub fn code(&self) -> &TurboCode {
+        &self.code
+    }
+
+    /// Sub-blocks the device runs at once.
+    pub fn resident_subblocks(&self) -> usize {
+        self.resident_subblocks
+    }
+
+    /// Time split of the batch collected last.
+    pub fn last_split(&self) -> BatchSplit {
+        self.pipe.last_split()
+    }
+
+    /// Mean kernel time in milliseconds of decoding `batch` (at most one
+    /// batch) already resident on the device, load and every iteration
+    /// included, over `reps` launches. Needs nothing in flight.
+    pub fn time_kernel(&mut self, batch: &Batch<'_, T>, reps: usize) -> anyhow::Result<f64> {
+        let units = check_batch(batch, &self.shape, self.limit())?;
+        let n = self.shape[0].items;
+        let launcher = launcher(&self.functions, &self.geometry, &self.cfg, self.inv_scale, &self.tables);
+        self.pipe.time_launches(units, n, |host, r| stage_units(host, batch, n, n, r), reps, |s, slot| launcher.run(s, slot, n, units))
+    }
+}
+
+/// The launches of a decoder's batches; a function of the fields it reads,
+/// so that the pipeline can be borrowed mutably beside it.
+fn launcher<'a>(functions: &'a [CudaFunction], geometry: &'a Geometry, cfg: &DecoderConfig, inv_scale: f32, tables: &DeviceBuf) -> Launcher<'a> {
+    Launcher {
+        load: &functions[0],
+        siso: [&functions[1], &functions[2]],
+        stop: &functions[3],
+        geometry,
+        iterations: cfg.iterations,
+        scale: cfg.scaling,
+        inv_scale,
+        tables: tables.ptr(),
+    }
+}
+
+impl<T: Llr> BatchDecoder<T> for GpuTurbo<T> {
+    fn shapes(&self) -> &[UnitShape] {
+        &self.shape
+    }
+
+    fn limit(&self) -> BatchLimit {
+        BatchLimit { units: self.batch_units, items: self.batch_units * self.shape[0].items }
+    }
+
+    fn depth(&self) -> usize {
+        self.pipe.depth()
+    }
+
+    fn submit(&mut self, batch: &Batch<'_, T>) -> CodeResult<()> {
+        let units = check_batch(batch, &self.shape, self.limit())?;
+        let n = self.shape[0].items;
+        let words = self.geometry.words;
+        let launcher = launcher(&self.functions, &self.geometry, &self.cfg, self.inv_scale, &self.tables);
+        self.pipe
+            .submit(units, n, |host, r| stage_units(host, batch, n, n, r), units * words, units, |s, slot| launcher.run(s, slot, n, units))
+            .map_err(device_error)?;
+        Ok(())
+    }
+
+    fn collect(&mut self, out: &mut Decoded) -> CodeResult<bool> {
+        let (k, n, words) = (self.geometry.k, self.shape[0].items, self.geometry.words);
+        let (iterations, crc) = (self.cfg.iterations as u32, matches!(self.cfg.early_stop, EarlyStop::Crc24A | EarlyStop::Crc24B));
+        let mut reports = Vec::new();
+        let bits = &mut out.bits;
+        let collected = self.pipe.collect(|packed, status| {
+            for (i, &st) in status.iter().enumerate() {
+                let it = st & 0xffff;
+                // Every block stops by the last iteration, so a status word
+                // left at zero means a kernel did not run to its end.
+                anyhow::ensure!((1..=iterations).contains(&it), "code block {i} of the batch was not decoded (status word {st:#x})");
+                reports.push(UnitReport { bits: k, iterations: it, check: crc.then_some((st >> 17) & 1 == 1), consumed: n });
+            }
+            par_unpack(bits, packed, k, words);
+            Ok(())
+        });
+        if !collected.map_err(device_error)? {
+            return Ok(false);
+        }
+        out.reports.extend(reports);
+        Ok(true)
+    }
+
+    fn in_flight(&self) -> usize {
+        self.pipe.in_flight()
+    }
+
+    fn describe(&self) -> String {
+        let (major, minor) = self.device.compute_capability;
+        let g = &self.geometry;
+        format!(
+            "gpu {} ({}, sm_{major}{minor}, {} LLRs, {} threads per sub-block, {} sub-blocks per CTA, α in {} memory, {} regs, {} sub-blocks resident, {} blocks/batch, {} slots, {} host threads), {}, {}",
+            self.device.index,
+            self.device.name,
+            T::NAME,
+            g.states,
+            g.tasks_per_cta(),
+            if g.alpha_shared { "shared" } else { "global" },
+            self.registers,
+            self.resident_subblocks,
+            self.batch_units,
+            self.pipe.depth(),
+            self.pipe.host_threads(),
+            self.code.describe(),
+            self.cfg.describe()
+        )
+    }
+}
