@@ -150,7 +150,9 @@ impl<T: Llr> CpuTurbo<T> {
 
 /// The best level for the lane loops: AVX2 where the CPU has it, even on
 /// an AVX-512 CPU, where the 512-bit build measured 3.5 Mb/s per core against
-/// AVX2's 12 (AMD EPYC, K = 6144, 8 iterations; BENCHMARKS.md).
+/// AVX2's 12 (AMD EPYC, K = 6144, 8 iterations; BENCHMARKS.md): with AVX-512
+/// LLVM turns the lane-transposing loops into gathers and scatters (1920 in
+/// the function), which that CPU runs in microcode.
 fn default_simd() -> SimdLevel {
     match SimdLevel::detect() {
         SimdLevel::Avx512 => SimdLevel::Avx2,
