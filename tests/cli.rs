@@ -368,4 +368,17 @@ fn turbo_commands_run_and_refuse_bad_values() {
     fails(&["ber", "turbo", "--ebn0", "100"], &["--ebn0", "100 dB"]);
     fails(&["bench", "turbo", "--backend", "gpu"], &["--backend gpu", "CPU"]);
     fails(&["bench", "turbo", "--tbs", "1000"], &["--tbs", "code blocks"]);
+    // The flowgraph kinds name the field at fault.
+    for (set, want) in [
+        ("decoder.iterations=0", &["'iterations'", "1..=64"][..]),
+        ("vars.block=41", &["'block'", "nearest are 40 and 48"]),
+        ("decoder.guard=\"pivi\"", &["'guard'", "subblocks > 1"]),
+        ("decoder.algorithm=\"log-map\"", &["'input_scale' is missing"]),
+        ("decoder.scaling=2", &["'scaling'", "(0, 1]"]),
+        ("decoder.subblocks=100000", &["'subblocks'", "1..=6144"]),
+        ("decoder.input_scale=-1", &["'input_scale'", "finite factor"]),
+        ("decoder.input_scale=nan", &["input_scale"]),
+    ] {
+        fails(&["run", "flowgraphs/turbo_awgn.toml", "--set", set, "--set", "source.total=6144"], want);
+    }
 }

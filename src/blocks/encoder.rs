@@ -105,6 +105,31 @@ encoder_block! {
     ConvEncoder, conv::ConvEncoder
 }
 
+encoder_block! {
+    /// Encodes information bits in turbo code blocks of K bits
+    /// ([`crate::codes::turbo::TurboEncoder`]), 3K + 12 bits each in the
+    /// family's layout: the encoder block every family shares, under this
+    /// family's name. A stream that ends inside a block fails the flowgraph.
+    ///
+    /// # Stream Inputs
+    ///
+    /// `input`: information bits (`u8` 0/1); any other value fails the flowgraph.
+    ///
+    /// # Stream Outputs
+    ///
+    /// `output`: the coded bits (`u8` 0/1), block after block.
+    ///
+    /// # Usage
+    /// ```
+    /// use gpufec::blocks::TurboEncoder;
+    /// use gpufec::codes::turbo::{self, TurboCode};
+    ///
+    /// let enc = TurboEncoder::new(turbo::TurboEncoder::new(TurboCode::lte(6144)?));
+    /// # Ok::<(), anyhow::Error>(())
+    /// ```
+    TurboEncoder, crate::codes::turbo::TurboEncoder
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

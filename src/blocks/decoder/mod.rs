@@ -175,5 +175,36 @@ decoder_block! {
     ViterbiDecoder
 }
 
+decoder_block! {
+    /// Decodes turbo code blocks (one unit per block, 3K + 12 LLRs in the
+    /// family's [`Layout`](crate::codes::turbo::Layout)) with a turbo decoder
+    /// ([`crate::codes::turbo::CpuTurbo`], or the GPU's): the decoder block
+    /// every family shares, under this family's name; see [`ViterbiDecoder`]
+    /// for what it does around the decoder. Each unit's report holds its
+    /// iterations and, when the decoder stops on a CRC, whether it checked.
+    ///
+    /// # Stream Inputs
+    ///
+    /// `input`: code blocks, or a stream to cut into them, of LLRs (`f32`, `i8`).
+    ///
+    /// # Stream Outputs
+    ///
+    /// `output`: decoded information bits (`u8` 0/1), K per block, in order.
+    ///
+    /// `soft[0]` (with [`DecoderOptions::soft`]): one `f32` a-posteriori LLR per bit.
+    ///
+    /// # Usage
+    /// ```
+    /// use gpufec::blocks::TurboDecoder;
+    /// use gpufec::codes::turbo::{CpuTurbo, DecoderConfig, TurboCode};
+    ///
+    /// let decoder = CpuTurbo::<i8>::new(TurboCode::lte(6144)?, DecoderConfig::default(), 1.0, 0)?;
+    /// let block = TurboDecoder::new(Box::new(decoder))?;
+    /// assert!(block.describe().contains("K 6144"));
+    /// # Ok::<(), anyhow::Error>(())
+    /// ```
+    TurboDecoder
+}
+
 #[cfg(test)]
 mod tests;

@@ -7,6 +7,7 @@
 mod common;
 mod conv;
 mod groups;
+mod turbo;
 
 use super::assembly::Assembly;
 use super::params::{Args, Param};
@@ -78,7 +79,7 @@ impl Kind {
 }
 
 /// The kinds of every family.
-const FAMILIES: &[&[Kind]] = &[common::KINDS, conv::KINDS];
+const FAMILIES: &[&[Kind]] = &[common::KINDS, conv::KINDS, turbo::KINDS];
 
 /// Every block kind a file may name.
 pub fn kinds() -> impl Iterator<Item = &'static Kind> {
