@@ -54,3 +54,57 @@ fn i8_llrs_decode_and_a_cut_block_is_an_error() {
     let e = format!("{:#}", run_file(&sets).unwrap_err());
     assert!(e.contains("inside a terminated frame (or code block)"), "{e}");
 }
+
+#[test]
+fn soft_output_agrees_with_the_bits() {
+    let dir = std::env::temp_dir().join(format!("gpufec-turbo-soft-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (bits_path, soft_path) = (dir.join("bits.u8"), dir.join("soft.f32"));
+    let text = format!(
+        r#"description = "soft output"
+connections = ["source > encoder > channel > framer > decoder", "decoder.output > bits", "decoder.soft > soft"]
+[blocks.source]
+type = "RandomBits"
+seed = 1
+total = 2048
+[blocks.encoder]
+type = "TurboEncoder"
+block = 1024
+[blocks.channel]
+type = "BpskAwgn"
+ebn0_db = 0.4
+rate = "1024/3084"
+seed = 1
+llr = "f32"
+[blocks.framer]
+type = "Framer"
+llr = "f32"
+units = "blocks"
+block_llrs = 3084
+[blocks.decoder]
+type = "TurboDecoder"
+llr = "f32"
+block = 1024
+soft_output = true
+[blocks.bits]
+type = "FileSink"
+path = "{}"
+format = "bits"
+[blocks.soft]
+type = "FileSink"
+path = "{}"
+format = "f32"
+"#,
+        bits_path.display(),
+        soft_path.display()
+    );
+    let file = FlowgraphFile::parse("soft.toml", &text).unwrap();
+    run(build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: false }).unwrap(), Duration::from_secs(600), &AtomicBool::new(false), |_| {}).unwrap();
+    let bits = std::fs::read(&bits_path).unwrap();
+    let soft: Vec<f32> = std::fs::read(&soft_path).unwrap().chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!((bits.len(), soft.len()), (2048, 2048));
+    assert!(bits.iter().zip(&soft).all(|(&b, &l)| (b == 1) == (l < 0.0)));
+    // At 0.4 dB some decisions are unsure: the soft output is not just ±large.
+    assert!(soft.iter().any(|l| l.abs() < 5.0), "{:?}", &soft[..8]);
+}

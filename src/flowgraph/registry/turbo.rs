@@ -112,7 +112,10 @@ fn add_decoder<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockId> 
     let build = || -> anyhow::Result<(Box<dyn BatchDecoder<T>>, Choice)> {
         anyhow::ensure!(options.backend != crate::gpu::Backend::Gpu, "the turbo decoder block runs on the CPU so far");
         let why = (options.backend == crate::gpu::Backend::Auto).then(|| "the turbo decoder block runs on the CPU so far".to_string());
-        let decoder = CpuTurbo::<T>::new(code.clone(), cfg, scale, options.cpu_threads)?;
+        let mut decoder = CpuTurbo::<T>::new(code.clone(), cfg, scale, options.cpu_threads)?;
+        if block_options.soft {
+            decoder = decoder.with_soft_output();
+        }
         Ok((Box::new(decoder), Choice { gpu: false, why_not_gpu: why }))
     };
     let (decoder, choice) = build_decoder(a, asm, &options, build)?;
