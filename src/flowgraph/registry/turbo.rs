@@ -10,7 +10,7 @@ use crate::blocks::{Reporting, TurboDecoder, TurboEncoder};
 use crate::codes::decode::BatchDecoder;
 use crate::codes::framing::{BlockCutter, Cutter};
 use crate::codes::llr::Llr;
-use crate::codes::turbo::decoder::MAX_ITERATIONS;
+use crate::codes::turbo::decoder::{MAX_ITERATIONS, Precision};
 use crate::codes::turbo::{self, CpuTurbo, DecoderConfig, EarlyStop, MaxStar, TurboCode};
 use crate::gpu::Choice;
 use futuresdr::runtime::BlockId;
@@ -58,6 +58,12 @@ const DECODER: &[Param] = &[
         Literal::Text("never"),
         "stop a block when an iteration's decisions equal the previous one's",
     ),
+    Param::with_default(
+        "precision",
+        ParamType::Choice(&["f32", "i16"]),
+        Literal::Text("f32"),
+        "the CPU decoder's metrics: f32, or i16 with saturation (twice the blocks per instruction; max-log only)",
+    ),
     Param::optional(
         "input_scale",
         ParamType::Real,
@@ -103,6 +109,10 @@ fn add_decoder<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockId> 
         }
         (None, _, _) => 1.0,
     };
+    let precision = if a.text("precision")? == "i16" { Precision::I16 } else { Precision::F32 };
+    if precision == Precision::I16 && cfg.max_star != MaxStar::Max {
+        return Err(a.invalid("precision", "i16 metrics decode with max-log-MAP only"));
+    }
     let options = backend_options(a, asm.backend)?;
     let block_options = decoder_options(a)?;
     let cutter: Option<Box<dyn Cutter<T>>> = match a.text("input")? {
@@ -115,6 +125,9 @@ fn add_decoder<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockId> 
         let mut decoder = CpuTurbo::<T>::new(code.clone(), cfg, scale, options.cpu_threads)?;
         if block_options.soft {
             decoder = decoder.with_soft_output();
+        }
+        if precision == Precision::I16 {
+            decoder = decoder.with_precision(precision)?;
         }
         Ok((Box::new(decoder), Choice { gpu: false, why_not_gpu: why }))
     };

@@ -1,19 +1,45 @@
 //! The CPU turbo decoder: code blocks in groups of [`LANES`] on all cores.
 
-use super::config::{DecoderConfig, EarlyStop};
+use super::config::{DecoderConfig, EarlyStop, MaxStar};
 use super::group::{BlockOut, BlockResult, Group};
-use super::siso::Tables;
+use super::siso::{Metric, Tables};
 use crate::codes::conv::SimdLevel;
 use crate::codes::conv::viterbi::MAX_THREADS;
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
 use crate::codes::error::{CodeResult, invalid};
-use crate::codes::llr::{Llr, LlrSlice};
+use crate::codes::llr::{Llr, LlrSlice, LlrType};
 use crate::codes::turbo::code::TurboCode;
 use std::collections::VecDeque;
 
-/// Blocks decoded in lockstep by one thread: sixteen `f32` lanes fill an
-/// AVX-512 register.
+/// Blocks decoded in lockstep by one thread with `f32` metrics: two AVX2
+/// registers per metric.
 pub const LANES: usize = 16;
+
+/// Blocks decoded in lockstep with `i16` metrics: two AVX2 registers too.
+pub const LANES_I16: usize = 32;
+
+/// The number type of the CPU decoder's recursions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    /// `f32`: the reference, and what the GPU computes.
+    F32,
+    /// `i16` with saturating arithmetic: twice the blocks per instruction;
+    /// max-log-MAP only, LLRs rounded to integers as they are loaded (`i8`
+    /// LLRs exactly), extrinsic scaling to a multiple of 1/256.
+    I16,
+}
+
+/// Factor on `f32` LLRs decoded with `i16` metrics before they are rounded:
+/// channel LLRs are a few units, so this keeps about four fractional bits
+/// (the matched `i8` quantizer's 16·σ² is of the same order); max-log-MAP
+/// does not depend on the factor otherwise.
+pub const I16_GAIN: f32 = 16.0;
+
+/// Each thread's scratch memory, of the decoder's precision.
+enum Groups {
+    F32(Vec<Group<f32, LANES>>),
+    I16(Vec<Group<i16, LANES_I16>>),
+}
 
 /// Default code blocks per batch.
 pub const DEFAULT_BATCH_BLOCKS: usize = 256;
@@ -44,7 +70,7 @@ pub struct CpuTurbo<T: Llr> {
     shape: [UnitShape; 1],
     threads: usize,
     /// One per thread that has worked, made when first needed.
-    groups: Vec<Group<LANES>>,
+    groups: Groups,
     soft: bool,
     simd: SimdLevel,
     batch_units: usize,
@@ -68,7 +94,7 @@ impl<T: Llr> CpuTurbo<T> {
         };
         let tables = Tables::new(code.trellis());
         let shape = [UnitShape::exact(code.coded_len(), code.k())];
-        Ok(Self { code, cfg, tables, input_scale, shape, threads, groups: Vec::new(), soft: false, simd: default_simd(), batch_units: DEFAULT_BATCH_BLOCKS, done: VecDeque::new(), _llr: Default::default() })
+        Ok(Self { code, cfg, tables, input_scale, shape, threads, groups: Groups::F32(Vec::new()), soft: false, simd: default_simd(), batch_units: DEFAULT_BATCH_BLOCKS, done: VecDeque::new(), _llr: Default::default() })
     }
 
     /// Also give the a-posteriori LLR of every decoded bit.
@@ -84,6 +110,18 @@ impl<T: Llr> CpuTurbo<T> {
             return Err(invalid!("SIMD level {level} is not supported by this CPU"));
         }
         self.simd = level;
+        Ok(self)
+    }
+
+    /// Run the recursions in `precision`; 16-bit metrics take max-log-MAP only.
+    pub fn with_precision(mut self, precision: Precision) -> CodeResult<Self> {
+        if precision == Precision::I16 && self.cfg.max_star != MaxStar::Max {
+            return Err(invalid!("16-bit metrics decode with max-log-MAP only, not {}", self.cfg.max_star.name()));
+        }
+        self.groups = match precision {
+            Precision::F32 => Groups::F32(Vec::new()),
+            Precision::I16 => Groups::I16(Vec::new()),
+        };
         Ok(self)
     }
 
@@ -110,38 +148,16 @@ impl<T: Llr> CpuTurbo<T> {
             out.soft.resize(soft_at + units * k, 0.0);
         }
         let mut results = vec![BlockResult::default(); units];
-        let mut soft = self.soft.then(|| out.soft[soft_at..].chunks_mut(LANES * k)).into_iter().flatten();
-        let mut jobs: Vec<Job<'_>> = out.bits[bits_at..]
-            .chunks_mut(LANES * k)
-            .zip(results.chunks_mut(LANES))
-            .enumerate()
-            .map(|(g, (bits, results))| Job { first: g * LANES, bits, soft: soft.next(), results })
-            .collect();
-        let per_thread = jobs.len().div_ceil(self.threads).max(1);
-        let workers = jobs.len().div_ceil(per_thread);
-        while self.groups.len() < workers {
-            self.groups.push(Group::new(&self.code, &self.cfg));
+        let gain = match (&self.groups, T::TYPE) {
+            (Groups::I16(_), LlrType::F32) => I16_GAIN,
+            _ => 1.0,
+        };
+        let run = Run { code: &self.code, cfg: &self.cfg, tables: &self.tables, scale: gain / self.input_scale, simd: self.simd, threads: self.threads, batch };
+        let soft = self.soft.then(|| &mut out.soft[soft_at..]);
+        match &mut self.groups {
+            Groups::F32(g) => run.jobs(g, &mut out.bits[bits_at..], soft, &mut results),
+            Groups::I16(g) => run.jobs(g, &mut out.bits[bits_at..], soft, &mut results),
         }
-        let (code, cfg, tables, scale, simd) = (&self.code, &self.cfg, &self.tables, 1.0 / self.input_scale, self.simd);
-        std::thread::scope(|s| {
-            for (mine, group) in jobs.chunks_mut(per_thread).zip(self.groups.iter_mut()) {
-                s.spawn(move || {
-                    let mut llrs: Vec<Vec<f32>> = (0..LANES).map(|_| Vec::with_capacity(n)).collect();
-                    for job in mine {
-                        let lanes = job.results.len();
-                        for (l, v) in llrs.iter_mut().take(lanes).enumerate() {
-                            load(batch.unit(job.first + l), scale, v);
-                        }
-                        let views: Vec<&[f32]> = llrs[..lanes].iter().map(|v| &v[..]).collect();
-                        let mut soft = job.soft.as_deref_mut().map(|s| s.chunks_mut(k));
-                        let mut outs: Vec<BlockOut<'_>> =
-                            job.bits.chunks_mut(k).map(|bits| BlockOut { bits, soft: soft.as_mut().and_then(Iterator::next) }).collect();
-                        let r = group.decode(simd, code, tables, cfg, &views, &mut outs);
-                        job.results.copy_from_slice(&r[..lanes]);
-                    }
-                });
-            }
-        });
         let with_crc = matches!(self.cfg.early_stop, EarlyStop::Crc24A | EarlyStop::Crc24B);
         out.reports.extend(results.iter().map(|r| UnitReport { bits: k, iterations: r.iterations, check: if with_crc { r.check } else { None }, consumed: n }));
         Ok(())
@@ -160,7 +176,58 @@ fn default_simd() -> SimdLevel {
     }
 }
 
-/// One group of up to [`LANES`] blocks and where its results go.
+/// What every thread of one batch reads.
+struct Run<'a, 'b, T: Llr> {
+    code: &'a TurboCode,
+    cfg: &'a DecoderConfig,
+    tables: &'a Tables,
+    /// Factor on the loaded LLRs.
+    scale: f32,
+    simd: SimdLevel,
+    threads: usize,
+    batch: &'a Batch<'b, T>,
+}
+
+impl<T: Llr> Run<'_, '_, T> {
+    /// Decode the batch in groups of L blocks, on up to `threads` threads
+    /// (making the groups' scratch as needed), into `bits`, `soft` and `results`.
+    fn jobs<M: Metric, const L: usize>(&self, groups: &mut Vec<Group<M, L>>, bits: &mut [u8], soft: Option<&mut [f32]>, results: &mut [BlockResult]) {
+        let (k, n) = (self.code.k(), self.code.coded_len());
+        let mut soft = soft.map(|s| s.chunks_mut(L * k)).into_iter().flatten();
+        let mut jobs: Vec<Job<'_>> = bits
+            .chunks_mut(L * k)
+            .zip(results.chunks_mut(L))
+            .enumerate()
+            .map(|(g, (bits, results))| Job { first: g * L, bits, soft: soft.next(), results })
+            .collect();
+        let per_thread = jobs.len().div_ceil(self.threads).max(1);
+        let workers = jobs.len().div_ceil(per_thread);
+        while groups.len() < workers {
+            groups.push(Group::new(self.code, self.cfg));
+        }
+        std::thread::scope(|s| {
+            for (mine, group) in jobs.chunks_mut(per_thread).zip(groups.iter_mut()) {
+                s.spawn(move || {
+                    let mut llrs: Vec<Vec<f32>> = (0..L).map(|_| Vec::with_capacity(n)).collect();
+                    for job in mine {
+                        let lanes = job.results.len();
+                        for (l, v) in llrs.iter_mut().take(lanes).enumerate() {
+                            load(self.batch.unit(job.first + l), self.scale, v);
+                        }
+                        let views: Vec<&[f32]> = llrs[..lanes].iter().map(|v| &v[..]).collect();
+                        let mut soft = job.soft.as_deref_mut().map(|s| s.chunks_mut(k));
+                        let mut outs: Vec<BlockOut<'_>> =
+                            job.bits.chunks_mut(k).map(|bits| BlockOut { bits, soft: soft.as_mut().and_then(Iterator::next) }).collect();
+                        let r = group.decode(self.simd, self.code, self.tables, self.cfg, &views, &mut outs);
+                        job.results.copy_from_slice(&r[..lanes]);
+                    }
+                });
+            }
+        });
+    }
+}
+
+/// One group of up to L blocks and where its results go.
 struct Job<'a> {
     /// Its first unit in the batch.
     first: usize,
@@ -211,7 +278,11 @@ impl<T: Llr> BatchDecoder<T> for CpuTurbo<T> {
     }
 
     fn describe(&self) -> String {
-        format!("cpu ({} threads, {} LLRs, {} lanes, {}), {}, {}", self.threads, T::NAME, LANES, self.simd, self.code.describe(), self.cfg.describe())
+        let lanes = match self.groups {
+            Groups::F32(_) => format!("{LANES} f32 lanes"),
+            Groups::I16(_) => format!("{LANES_I16} i16 lanes"),
+        };
+        format!("cpu ({} threads, {} LLRs, {lanes}, {}), {}, {}", self.threads, T::NAME, self.simd, self.code.describe(), self.cfg.describe())
     }
 
     fn gives_soft(&self) -> bool {

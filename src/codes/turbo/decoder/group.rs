@@ -4,7 +4,7 @@
 //! stop each block on its own criterion.
 
 use super::config::{DecoderConfig, EarlyStop};
-use super::siso::{Edges, Inputs, Lanes, Tables, Workspace, half_iteration};
+use super::siso::{Edges, Inputs, Lanes, Metric, Tables, Workspace, half_iteration};
 use crate::codes::conv::SimdLevel;
 use crate::codes::turbo::code::TurboCode;
 use crate::codes::turbo::crc::{CRC24A, CRC24B, Crc};
@@ -25,39 +25,40 @@ pub(super) struct BlockOut<'a> {
 }
 
 /// Scratch memory of L blocks, reused from group to group.
-pub(super) struct Group<const L: usize> {
-    sys: [Vec<Lanes<L>>; 2],
-    par: [Vec<Lanes<L>>; 2],
-    apriori: [Vec<Lanes<L>>; 2],
-    extrinsic: Vec<Lanes<L>>,
+pub(super) struct Group<M, const L: usize> {
+    sys: [Vec<Lanes<M, L>>; 2],
+    par: [Vec<Lanes<M, L>>; 2],
+    apriori: [Vec<Lanes<M, L>>; 2],
+    extrinsic: Vec<Lanes<M, L>>,
     /// Decisions of the last iteration, info order: `[lane][k]`.
     hard: Vec<Vec<u8>>,
-    app: Vec<Lanes<L>>,
-    edges: [Edges<L>; 2],
-    ws: Workspace<L>,
+    app: Vec<Lanes<M, L>>,
+    edges: [Edges<M, L>; 2],
+    ws: Workspace<M, L>,
 }
 
-impl<const L: usize> Group<L> {
+impl<M: Metric, const L: usize> Group<M, L> {
     pub(super) fn new(code: &TurboCode, cfg: &DecoderConfig) -> Self {
         let (k, m, s) = (code.k(), code.trellis().memory(), code.trellis().states());
         let stages = k + m;
-        let z = || vec![Lanes::splat(0.0); stages];
+        let z = || vec![Lanes::splat(M::ZERO); stages];
         let end = |p: usize| if p + 1 == cfg.subblocks { stages } else { cfg.subblock_start(k, p + 1) };
         let longest = (0..cfg.subblocks).map(|p| end(p) - cfg.subblock_start(k, p)).max().unwrap_or(stages);
         Self {
             sys: [z(), z()],
             par: [z(), z()],
-            apriori: [vec![Lanes::splat(0.0); k], vec![Lanes::splat(0.0); k]],
-            extrinsic: vec![Lanes::splat(0.0); k],
+            apriori: [vec![Lanes::splat(M::ZERO); k], vec![Lanes::splat(M::ZERO); k]],
+            extrinsic: vec![Lanes::splat(M::ZERO); k],
             hard: vec![vec![0; k]; L],
-            app: vec![Lanes::splat(0.0); k],
+            app: vec![Lanes::splat(M::ZERO); k],
             edges: [Edges::new(s, cfg.subblocks), Edges::new(s, cfg.subblocks)],
             ws: Workspace::new(s, longest),
         }
     }
 
     /// Decode up to L blocks, `llrs[lane]` each a whole sent block in the
-    /// family's layout (f32, already scaled); lanes past `llrs.len()` idle.
+    /// family's layout (f32, already scaled; `i16` metrics round them);
+    /// lanes past `llrs.len()` idle.
     /// The lane loops are compiled for `level` (which the CPU must support);
     /// every level computes the same IEEE operations, so the same results.
     pub(super) fn decode(&mut self, level: SimdLevel, code: &TurboCode, tables: &Tables, cfg: &DecoderConfig, llrs: &[&[f32]], out: &mut [BlockOut<'_>]) -> [BlockResult; L] {
@@ -92,43 +93,44 @@ impl<const L: usize> Group<L> {
         let perm = code.permutation();
         let (d1, d2) = (layout.stream_start(1), layout.stream_start(2));
         for v in [&mut self.sys, &mut self.par].into_iter().flatten() {
-            v.fill(Lanes::splat(0.0));
+            v.fill(Lanes::splat(M::ZERO));
         }
         for (l, u) in llrs.iter().enumerate() {
             for i in 0..k {
-                self.sys[0][i][l] = u[i];
-                self.par[0][i][l] = u[d1 + i];
-                self.sys[1][i][l] = u[perm[i] as usize];
-                self.par[1][i][l] = u[d2 + i];
+                self.sys[0][i][l] = M::from_f32(u[i]);
+                self.par[0][i][l] = M::from_f32(u[d1 + i]);
+                self.sys[1][i][l] = M::from_f32(u[perm[i] as usize]);
+                self.par[1][i][l] = M::from_f32(u[d2 + i]);
             }
             for i in 0..m {
-                self.sys[0][k + i][l] = u[layout.tail(2 * i)];
-                self.par[0][k + i][l] = u[layout.tail(2 * i + 1)];
-                self.sys[1][k + i][l] = u[layout.tail(2 * m + 2 * i)];
-                self.par[1][k + i][l] = u[layout.tail(2 * m + 2 * i + 1)];
+                self.sys[0][k + i][l] = M::from_f32(u[layout.tail(2 * i)]);
+                self.par[0][k + i][l] = M::from_f32(u[layout.tail(2 * i + 1)]);
+                self.sys[1][k + i][l] = M::from_f32(u[layout.tail(2 * m + 2 * i)]);
+                self.par[1][k + i][l] = M::from_f32(u[layout.tail(2 * m + 2 * i + 1)]);
             }
         }
-        self.apriori[0].fill(Lanes::splat(0.0));
+        self.apriori[0].fill(Lanes::splat(M::ZERO));
         self.edges.iter_mut().for_each(Edges::reset);
         let mut results = [BlockResult::default(); L];
         let mut done = [false; L];
         done[llrs.len()..].fill(true);
-        let scale = cfg.scaling;
+        // The scaling as a fraction of 256, for integer metrics.
+        let (scale, q8) = (cfg.scaling, (cfg.scaling * 256.0).round() as i32);
         for it in 1..=cfg.iterations {
             // First decoder, natural order.
             let inputs = Inputs { sys: &self.sys[0], par: &self.par[0], apriori: &self.apriori[0] };
             half_iteration(tables, cfg, k, &inputs, &mut self.edges[0], &mut self.ws, &mut self.extrinsic);
             for (i, a) in self.apriori[1].iter_mut().enumerate() {
                 let e = &self.extrinsic[perm[i] as usize];
-                *a = Lanes::from_fn(|l| scale * e[l]);
+                *a = Lanes::from_fn(|l| e[l].scaled(scale, q8));
             }
             // Second decoder, interleaved order.
             let inputs = Inputs { sys: &self.sys[1], par: &self.par[1], apriori: &self.apriori[1] };
             half_iteration(tables, cfg, k, &inputs, &mut self.edges[1], &mut self.ws, &mut self.extrinsic);
             for (i, &at) in perm.iter().enumerate() {
                 let (e, a, s) = (self.extrinsic[i], self.apriori[1][i], self.sys[1][i]);
-                self.app[i] = Lanes::from_fn(|l| s[l] + a[l] + e[l]);
-                self.apriori[0][at as usize] = Lanes::from_fn(|l| scale * e[l]);
+                self.app[i] = Lanes::from_fn(|l| s[l].add(a[l]).add(e[l]));
+                self.apriori[0][at as usize] = Lanes::from_fn(|l| e[l].scaled(scale, q8));
             }
             for (l, o) in out.iter_mut().enumerate() {
                 if done[l] {
@@ -137,7 +139,7 @@ impl<const L: usize> Group<L> {
                 let hard = &mut self.hard[l];
                 let mut changed = false;
                 for (app, &at) in self.app.iter().zip(perm) {
-                    let b = u8::from(app[l] < 0.0);
+                    let b = u8::from(app[l] < M::ZERO);
                     changed |= hard[at as usize] != b;
                     hard[at as usize] = b;
                 }
@@ -153,7 +155,7 @@ impl<const L: usize> Group<L> {
                     o.bits.copy_from_slice(hard);
                     if let Some(soft) = o.soft.as_deref_mut() {
                         for i in 0..k {
-                            soft[perm[i] as usize] = self.app[i][l];
+                            soft[perm[i] as usize] = self.app[i][l].to_f32();
                         }
                     }
                 }

@@ -7,7 +7,7 @@ mod group;
 mod siso;
 
 pub use config::{DecoderConfig, EarlyStop, Guard, MAX_ITERATIONS, MaxStar};
-pub use cpu::{CpuTurbo, DEFAULT_BATCH_BLOCKS, LANES};
+pub use cpu::{CpuTurbo, DEFAULT_BATCH_BLOCKS, I16_GAIN, LANES, LANES_I16, Precision};
 
 #[cfg(test)]
 mod tests;

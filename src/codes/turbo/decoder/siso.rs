@@ -9,65 +9,195 @@
 use super::config::{DecoderConfig, MaxStar};
 use crate::codes::turbo::rsc::RscTrellis;
 
-/// Metric of a state that cannot be: finite, so that sums stay ordered.
-pub(super) const IMPOSSIBLE: f32 = -1e30;
+/// The number type of the recursions: `f32` (the reference, and what the
+/// GPU computes) or `i16` with saturating arithmetic (twice the lanes per
+/// vector; max-log-MAP only). Every operation the decoder does on metrics
+/// and LLRs is one of these, so both types run the same code.
+pub(super) trait Metric: Copy + Default + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
+    /// Metric of a state that cannot be: finite, so that sums stay ordered.
+    const IMPOSSIBLE: Self;
+    const ZERO: Self;
+    fn add(self, o: Self) -> Self;
+    fn sub(self, o: Self) -> Self;
+    fn neg(self) -> Self;
+    /// x/2 (`i16`: rounded toward −∞).
+    fn half(self) -> Self;
+    /// x · `factor` (`i16`: by `q8`/256, rounded toward −∞).
+    fn scaled(self, factor: f32, q8: i32) -> Self;
+    /// A loaded LLR (`i16`: rounded and saturated).
+    fn from_f32(x: f32) -> Self;
+    fn to_f32(self) -> f32;
+    /// The larger; a comparison, not `f32::max`, whose NaN rule costs two
+    /// more instructions per lane (the decoders never see NaN).
+    #[inline(always)]
+    fn max(self, o: Self) -> Self {
+        if self > o { self } else { o }
+    }
+    /// One half-iteration with this metric (the max* variants it has).
+    fn half_iteration<const L: usize>(
+        t: &Tables,
+        cfg: &DecoderConfig,
+        k: usize,
+        inputs: &Inputs<'_, Self, L>,
+        edges: &mut Edges<Self, L>,
+        ws: &mut Workspace<Self, L>,
+        extrinsic: &mut [Lanes<Self, L>],
+    );
+}
+
+impl Metric for f32 {
+    const IMPOSSIBLE: f32 = -1e30;
+    const ZERO: f32 = 0.0;
+    #[inline(always)]
+    fn add(self, o: f32) -> f32 {
+        self + o
+    }
+    #[inline(always)]
+    fn sub(self, o: f32) -> f32 {
+        self - o
+    }
+    #[inline(always)]
+    fn neg(self) -> f32 {
+        -self
+    }
+    #[inline(always)]
+    fn half(self) -> f32 {
+        0.5 * self
+    }
+    #[inline(always)]
+    fn scaled(self, factor: f32, _q8: i32) -> f32 {
+        factor * self
+    }
+    #[inline(always)]
+    fn from_f32(x: f32) -> f32 {
+        x
+    }
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self
+    }
+    #[inline(always)]
+    fn half_iteration<const L: usize>(
+        t: &Tables,
+        cfg: &DecoderConfig,
+        k: usize,
+        inputs: &Inputs<'_, f32, L>,
+        edges: &mut Edges<f32, L>,
+        ws: &mut Workspace<f32, L>,
+        extrinsic: &mut [Lanes<f32, L>],
+    ) {
+        match cfg.max_star {
+            MaxStar::Max => run::<MaxOp, f32, L>(t, cfg, k, inputs, edges, ws, extrinsic),
+            MaxStar::Exact => run::<ExactOp, f32, L>(t, cfg, k, inputs, edges, ws, extrinsic),
+            MaxStar::Linear => run::<LinearOp, f32, L>(t, cfg, k, inputs, edges, ws, extrinsic),
+        }
+    }
+}
+
+impl Metric for i16 {
+    /// Far below any reachable metric, with room for saturation below it.
+    const IMPOSSIBLE: i16 = i16::MIN / 2;
+    const ZERO: i16 = 0;
+    #[inline(always)]
+    fn add(self, o: i16) -> i16 {
+        self.saturating_add(o)
+    }
+    #[inline(always)]
+    fn sub(self, o: i16) -> i16 {
+        self.saturating_sub(o)
+    }
+    #[inline(always)]
+    fn neg(self) -> i16 {
+        self.saturating_neg()
+    }
+    #[inline(always)]
+    fn half(self) -> i16 {
+        self >> 1
+    }
+    #[inline(always)]
+    fn scaled(self, _factor: f32, q8: i32) -> i16 {
+        ((self as i32 * q8) >> 8) as i16
+    }
+    #[inline(always)]
+    fn from_f32(x: f32) -> i16 {
+        x.round().clamp(-32767.0, 32767.0) as i16
+    }
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self as f32
+    }
+    #[inline(always)]
+    fn half_iteration<const L: usize>(
+        t: &Tables,
+        cfg: &DecoderConfig,
+        k: usize,
+        inputs: &Inputs<'_, i16, L>,
+        edges: &mut Edges<i16, L>,
+        ws: &mut Workspace<i16, L>,
+        extrinsic: &mut [Lanes<i16, L>],
+    ) {
+        // The constructor admits only max-log-MAP for 16-bit metrics.
+        debug_assert_eq!(cfg.max_star, MaxStar::Max);
+        run::<MaxOp, i16, L>(t, cfg, k, inputs, edges, ws, extrinsic)
+    }
+}
 
 /// One metric per lane, aligned to a cache line: a vector load never
 /// straddles two lines (unaligned 64-byte loads made AVX-512 slower than
 /// AVX2).
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[repr(C, align(64))]
-pub(super) struct Lanes<const L: usize>(pub [f32; L]);
+pub(super) struct Lanes<M, const L: usize>(pub [M; L]);
 
-impl<const L: usize> Lanes<L> {
+impl<M: Metric, const L: usize> Lanes<M, L> {
     #[inline(always)]
-    pub(super) fn splat(x: f32) -> Self {
+    pub(super) fn splat(x: M) -> Self {
         Self([x; L])
     }
 
     #[inline(always)]
-    pub(super) fn from_fn(f: impl FnMut(usize) -> f32) -> Self {
+    pub(super) fn from_fn(f: impl FnMut(usize) -> M) -> Self {
         Self(std::array::from_fn(f))
     }
 }
 
-impl<const L: usize> std::ops::Index<usize> for Lanes<L> {
-    type Output = f32;
+impl<M, const L: usize> std::ops::Index<usize> for Lanes<M, L> {
+    type Output = M;
     #[inline(always)]
-    fn index(&self, l: usize) -> &f32 {
+    fn index(&self, l: usize) -> &M {
         &self.0[l]
     }
 }
 
-impl<const L: usize> std::ops::IndexMut<usize> for Lanes<L> {
+impl<M, const L: usize> std::ops::IndexMut<usize> for Lanes<M, L> {
     #[inline(always)]
-    fn index_mut(&mut self, l: usize) -> &mut f32 {
+    fn index_mut(&mut self, l: usize) -> &mut M {
         &mut self.0[l]
     }
 }
 
 /// max* as a type, so each variant's loops are compiled without a branch.
-pub(super) trait Op {
-    fn op(a: f32, b: f32) -> f32;
+pub(super) trait Op<M> {
+    fn op(a: M, b: M) -> M;
 }
 
 pub(super) struct MaxOp;
 pub(super) struct ExactOp;
 pub(super) struct LinearOp;
 
-impl Op for MaxOp {
+impl<M: Metric> Op<M> for MaxOp {
     #[inline(always)]
-    fn op(a: f32, b: f32) -> f32 {
-        super::config::max(a, b)
+    fn op(a: M, b: M) -> M {
+        a.max(b)
     }
 }
-impl Op for ExactOp {
+impl Op<f32> for ExactOp {
     #[inline(always)]
     fn op(a: f32, b: f32) -> f32 {
         MaxStar::Exact.apply(a, b)
     }
 }
-impl Op for LinearOp {
+impl Op<f32> for LinearOp {
     #[inline(always)]
     fn op(a: f32, b: f32) -> f32 {
         MaxStar::Linear.apply(a, b)
@@ -103,24 +233,24 @@ impl Tables {
 
 /// A constituent decoder's inputs: systematic and parity LLRs of its K + m
 /// stages, a-priori LLRs of the K information stages.
-pub(super) struct Inputs<'a, const L: usize> {
-    pub sys: &'a [Lanes<L>],
-    pub par: &'a [Lanes<L>],
-    pub apriori: &'a [Lanes<L>],
+pub(super) struct Inputs<'a, M, const L: usize> {
+    pub sys: &'a [Lanes<M, L>],
+    pub par: &'a [Lanes<M, L>],
+    pub apriori: &'a [Lanes<M, L>],
 }
 
-impl<const L: usize> Inputs<'_, L> {
+impl<M: Metric, const L: usize> Inputs<'_, M, L> {
     #[inline(always)]
-    fn branches(&self, k: usize) -> [Lanes<L>; 4] {
-        let mut g = [Lanes::splat(0.0); 4];
+    fn branches(&self, k: usize) -> [Lanes<M, L>; 4] {
+        let mut g = [Lanes::splat(M::ZERO); 4];
         let la = self.apriori.get(k);
         for l in 0..L {
-            let a = 0.5 * (self.sys[k][l] + la.map_or(0.0, |x| x[l]));
-            let b = 0.5 * self.par[k][l];
-            g[0][l] = a + b;
-            g[1][l] = a - b;
-            g[2][l] = -a + b;
-            g[3][l] = -a - b;
+            let a = self.sys[k][l].add(la.map_or(M::ZERO, |x| x[l])).half();
+            let b = self.par[k][l].half();
+            g[0][l] = a.add(b);
+            g[1][l] = a.sub(b);
+            g[2][l] = a.neg().add(b);
+            g[3][l] = a.neg().sub(b);
         }
         g
     }
@@ -130,18 +260,18 @@ impl<const L: usize> Inputs<'_, L> {
 /// the next (PIVI, PIVIDSTW): `alpha[p]` starts sub-block p's forward
 /// recursion (at its start, less g), `beta[p]` sub-block p's backward one (at
 /// its end, plus g). `next_*` collect this iteration's.
-pub(super) struct Edges<const L: usize> {
-    alpha: Vec<Lanes<L>>,
-    beta: Vec<Lanes<L>>,
-    next_alpha: Vec<Lanes<L>>,
-    next_beta: Vec<Lanes<L>>,
+pub(super) struct Edges<M, const L: usize> {
+    alpha: Vec<Lanes<M, L>>,
+    beta: Vec<Lanes<M, L>>,
+    next_alpha: Vec<Lanes<M, L>>,
+    next_beta: Vec<Lanes<M, L>>,
     /// Whether `alpha`/`beta` hold an iteration's metrics (not before the first).
     valid: bool,
 }
 
-impl<const L: usize> Edges<L> {
+impl<M: Metric, const L: usize> Edges<M, L> {
     pub(super) fn new(states: usize, subblocks: usize) -> Self {
-        let v = vec![Lanes::splat(0.0); states * subblocks];
+        let v = vec![Lanes::splat(M::ZERO); states * subblocks];
         Self { alpha: v.clone(), beta: v.clone(), next_alpha: v.clone(), next_beta: v, valid: false }
     }
 
@@ -157,13 +287,13 @@ impl<const L: usize> Edges<L> {
 }
 
 /// α of every stage of the longest sub-block.
-pub(super) struct Workspace<const L: usize> {
-    alpha: Vec<Lanes<L>>,
+pub(super) struct Workspace<M, const L: usize> {
+    alpha: Vec<Lanes<M, L>>,
 }
 
-impl<const L: usize> Workspace<L> {
+impl<M: Metric, const L: usize> Workspace<M, L> {
     pub(super) fn new(states: usize, longest: usize) -> Self {
-        Self { alpha: vec![Lanes::splat(0.0); states * (longest + 1)] }
+        Self { alpha: vec![Lanes::splat(M::ZERO); states * (longest + 1)] }
     }
 }
 
@@ -171,32 +301,32 @@ impl<const L: usize> Workspace<L> {
 /// path stays in state 0), so nothing overflows and the result is exact to
 /// the metrics' differences.
 #[inline(always)]
-fn normalize<const L: usize>(m: &mut [Lanes<L>]) {
+fn normalize<M: Metric, const L: usize>(m: &mut [Lanes<M, L>]) {
     let zero = m[0];
     for s in m {
         for l in 0..L {
-            s[l] -= zero[l];
+            s[l] = s[l].sub(zero[l]);
         }
     }
 }
 
 #[inline(always)]
-fn forward<O: Op, const L: usize>(t: &Tables, a: &[Lanes<L>], g: &[Lanes<L>; 4], out: &mut [Lanes<L>]) {
+fn forward<O: Op<M>, M: Metric, const L: usize>(t: &Tables, a: &[Lanes<M, L>], g: &[Lanes<M, L>; 4], out: &mut [Lanes<M, L>]) {
     for (n, o) in out.iter_mut().enumerate() {
         let [(p0, b0), (p1, b1)] = t.into[n];
         for l in 0..L {
-            o[l] = O::op(a[p0][l] + g[b0][l], a[p1][l] + g[b1][l]);
+            o[l] = O::op(a[p0][l].add(g[b0][l]), a[p1][l].add(g[b1][l]));
         }
     }
     normalize(out);
 }
 
 #[inline(always)]
-fn backward<O: Op, const L: usize>(t: &Tables, next: &[Lanes<L>], g: &[Lanes<L>; 4], out: &mut [Lanes<L>]) {
+fn backward<O: Op<M>, M: Metric, const L: usize>(t: &Tables, next: &[Lanes<M, L>], g: &[Lanes<M, L>; 4], out: &mut [Lanes<M, L>]) {
     for (s, o) in out.iter_mut().enumerate() {
         let [(n0, b0), (n1, b1)] = t.out[s];
         for l in 0..L {
-            o[l] = O::op(next[n0][l] + g[b0][l], next[n1][l] + g[b1][l]);
+            o[l] = O::op(next[n0][l].add(g[b0][l]), next[n1][l].add(g[b1][l]));
         }
     }
     normalize(out);
@@ -206,62 +336,58 @@ fn backward<O: Op, const L: usize>(t: &Tables, next: &[Lanes<L>], g: &[Lanes<L>;
 /// and a-priori term (it is the same for every branch of one input, so it
 /// cancels from the difference exactly, for max and max* alike).
 #[inline(always)]
-fn extrinsic<O: Op, const L: usize>(t: &Tables, a: &[Lanes<L>], next: &[Lanes<L>], par: &Lanes<L>) -> Lanes<L> {
-    let half: Lanes<L> = Lanes::from_fn(|l| 0.5 * par[l]);
-    let minus: Lanes<L> = Lanes::from_fn(|l| -half[l]);
-    let mut m: [Lanes<L>; 2] = [Lanes::splat(IMPOSSIBLE); 2];
+fn extrinsic<O: Op<M>, M: Metric, const L: usize>(t: &Tables, a: &[Lanes<M, L>], next: &[Lanes<M, L>], par: &Lanes<M, L>) -> Lanes<M, L> {
+    let half: Lanes<M, L> = Lanes::from_fn(|l| par[l].half());
+    let minus: Lanes<M, L> = Lanes::from_fn(|l| half[l].neg());
+    let mut m: [Lanes<M, L>; 2] = [Lanes::splat(M::IMPOSSIBLE); 2];
     for (a, out) in a.iter().zip(&t.out) {
         for (u, &(n, b)) in out.iter().enumerate() {
             let p = if b & 1 == 0 { &half } else { &minus };
             for l in 0..L {
-                m[u][l] = O::op(m[u][l], a[l] + p[l] + next[n][l]);
+                m[u][l] = O::op(m[u][l], a[l].add(p[l]).add(next[n][l]));
             }
         }
     }
-    Lanes::from_fn(|l| m[0][l] - m[1][l])
+    Lanes::from_fn(|l| m[0][l].sub(m[1][l]))
 }
 
 /// Metrics of a terminated edge: state 0 only.
-fn terminated<const L: usize>(m: &mut [Lanes<L>]) {
-    m.fill(Lanes::splat(IMPOSSIBLE));
-    m[0] = Lanes::splat(0.0);
+fn terminated<M: Metric, const L: usize>(m: &mut [Lanes<M, L>]) {
+    m.fill(Lanes::splat(M::IMPOSSIBLE));
+    m[0] = Lanes::splat(M::ZERO);
 }
 
 /// One half-iteration of the constituent decoder of `k` information stages
 /// (and the tail): the extrinsic LLR of every information stage into
 /// `extrinsic`. Inlined so that the caller's SIMD level applies.
 #[inline(always)]
-pub(super) fn half_iteration<const L: usize>(
+pub(super) fn half_iteration<M: Metric, const L: usize>(
     t: &Tables,
     cfg: &DecoderConfig,
     k: usize,
-    inputs: &Inputs<'_, L>,
-    edges: &mut Edges<L>,
-    ws: &mut Workspace<L>,
-    extrinsic: &mut [Lanes<L>],
+    inputs: &Inputs<'_, M, L>,
+    edges: &mut Edges<M, L>,
+    ws: &mut Workspace<M, L>,
+    extrinsic: &mut [Lanes<M, L>],
 ) {
-    match cfg.max_star {
-        MaxStar::Max => run::<MaxOp, L>(t, cfg, k, inputs, edges, ws, extrinsic),
-        MaxStar::Exact => run::<ExactOp, L>(t, cfg, k, inputs, edges, ws, extrinsic),
-        MaxStar::Linear => run::<LinearOp, L>(t, cfg, k, inputs, edges, ws, extrinsic),
-    }
+    M::half_iteration(t, cfg, k, inputs, edges, ws, extrinsic)
 }
 
 #[inline(always)]
-fn run<O: Op, const L: usize>(
+fn run<O: Op<M>, M: Metric, const L: usize>(
     t: &Tables,
     cfg: &DecoderConfig,
     k: usize,
-    inputs: &Inputs<'_, L>,
-    edges: &mut Edges<L>,
-    ws: &mut Workspace<L>,
-    extrinsic: &mut [Lanes<L>],
+    inputs: &Inputs<'_, M, L>,
+    edges: &mut Edges<M, L>,
+    ws: &mut Workspace<M, L>,
+    extrinsic: &mut [Lanes<M, L>],
 ) {
     let (s, p_count, g) = (t.states, cfg.subblocks, cfg.window);
     let stages = inputs.sys.len();
     let carried = cfg.guard.carries() && edges.valid;
-    let mut cur = vec![Lanes::splat(0.0); s];
-    let mut tmp = vec![Lanes::splat(0.0); s];
+    let mut cur = vec![Lanes::splat(M::ZERO); s];
+    let mut tmp = vec![Lanes::splat(M::ZERO); s];
     for p in 0..p_count {
         let start = cfg.subblock_start(k, p);
         let end = if p + 1 == p_count { stages } else { cfg.subblock_start(k, p + 1) };
@@ -275,10 +401,10 @@ fn run<O: Op, const L: usize>(
             if carried {
                 cur.copy_from_slice(&edges.alpha[p * s..][..s]);
             } else {
-                cur.fill(Lanes::splat(0.0));
+                cur.fill(Lanes::splat(M::ZERO));
             }
             for kk in from..start {
-                forward::<O, L>(t, &cur, &inputs.branches(kk), &mut tmp);
+                forward::<O, M, L>(t, &cur, &inputs.branches(kk), &mut tmp);
                 std::mem::swap(&mut cur, &mut tmp);
             }
         }
@@ -286,7 +412,7 @@ fn run<O: Op, const L: usize>(
         alpha[..s].copy_from_slice(&cur);
         for i in 0..len {
             let (done, rest) = alpha.split_at_mut((i + 1) * s);
-            forward::<O, L>(t, &done[i * s..], &inputs.branches(start + i), &mut rest[..s]);
+            forward::<O, M, L>(t, &done[i * s..], &inputs.branches(start + i), &mut rest[..s]);
         }
         if p + 1 < p_count && cfg.guard.carries() {
             let at = if cfg.guard.trains() { len - g } else { len };
@@ -301,19 +427,19 @@ fn run<O: Op, const L: usize>(
             if carried {
                 cur.copy_from_slice(&edges.beta[p * s..][..s]);
             } else {
-                cur.fill(Lanes::splat(0.0));
+                cur.fill(Lanes::splat(M::ZERO));
             }
             for kk in (end..from).rev() {
-                backward::<O, L>(t, &cur, &inputs.branches(kk), &mut tmp);
+                backward::<O, M, L>(t, &cur, &inputs.branches(kk), &mut tmp);
                 std::mem::swap(&mut cur, &mut tmp);
             }
         }
         for i in (0..len).rev() {
             let kk = start + i;
             if kk < k {
-                extrinsic[kk] = self::extrinsic::<O, L>(t, &alpha[i * s..][..s], &cur, &inputs.par[kk]);
+                extrinsic[kk] = self::extrinsic::<O, M, L>(t, &alpha[i * s..][..s], &cur, &inputs.par[kk]);
             }
-            backward::<O, L>(t, &cur, &inputs.branches(kk), &mut tmp);
+            backward::<O, M, L>(t, &cur, &inputs.branches(kk), &mut tmp);
             std::mem::swap(&mut cur, &mut tmp);
             if p > 0 && cfg.guard.carries() && i == if cfg.guard.trains() { g } else { 0 } {
                 edges.next_beta[(p - 1) * s..][..s].copy_from_slice(&cur);

@@ -132,3 +132,29 @@ fn bad_configurations_are_refused() {
     let e = dec.decode(&Batch::uniform(&nan, 132).unwrap(), &mut out).unwrap_err().to_string();
     assert!(e.contains("77"), "{e}");
 }
+
+#[test]
+fn sixteen_bit_metrics_decode_about_as_well_as_f32() {
+    // 48 blocks of K = 6144 at 0.5 dB, 8 iterations of max-log-MAP ×0.75:
+    // near the cliff, where a flawed fixed-point decoder would fall off it.
+    let code = lte(6144);
+    let (bits, llrs) = sent(&code, 48, 0.5, 5);
+    let count = |p: Precision| {
+        let mut dec = CpuTurbo::<f32>::new(code.clone(), DecoderConfig::default(), 1.0, 0).unwrap().with_precision(p).unwrap();
+        let mut out = Decoded::default();
+        dec.decode(&Batch::uniform(&llrs, code.coded_len()).unwrap(), &mut out).unwrap();
+        (errors(&out.bits, &bits), out.reports.iter().filter(|r| r.bits == 6144).count())
+    };
+    let (f, i) = (count(Precision::F32), count(Precision::I16));
+    assert_eq!((f.1, i.1), (48, 48));
+    assert!(i.0 <= 2 * f.0 + 50, "i16 {} errors against f32 {}", i.0, f.0);
+    // A clean channel, and the refusals.
+    let (bits, llrs) = sent(&code, 3, 6.0, 6);
+    let mut dec = CpuTurbo::<f32>::new(code.clone(), DecoderConfig::default(), 1.0, 1).unwrap().with_precision(Precision::I16).unwrap();
+    let mut out = Decoded::default();
+    dec.decode(&Batch::uniform(&llrs, code.coded_len()).unwrap(), &mut out).unwrap();
+    assert_eq!(out.bits, bits);
+    let log_map = DecoderConfig { max_star: MaxStar::Exact, ..Default::default() };
+    let e = CpuTurbo::<f32>::new(code, log_map, 1.0, 1).unwrap().with_precision(Precision::I16).err().unwrap().to_string();
+    assert!(e.contains("max-log-MAP only"), "{e}");
+}
