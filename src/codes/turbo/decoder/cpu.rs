@@ -72,7 +72,8 @@ pub struct CpuTurbo<T: Llr> {
     /// One per thread that has worked, made when first needed.
     groups: Groups,
     soft: bool,
-    simd: SimdLevel,
+    /// The level asked for; `None` takes [`default_simd`]'s.
+    simd: Option<SimdLevel>,
     batch_units: usize,
     done: VecDeque<Decoded>,
     _llr: std::marker::PhantomData<T>,
@@ -94,7 +95,7 @@ impl<T: Llr> CpuTurbo<T> {
         };
         let tables = Tables::new(code.trellis());
         let shape = [UnitShape::exact(code.coded_len(), code.k())];
-        Ok(Self { code, cfg, tables, input_scale, shape, threads, groups: Groups::F32(Vec::new()), soft: false, simd: default_simd(), batch_units: DEFAULT_BATCH_BLOCKS, done: VecDeque::new(), _llr: Default::default() })
+        Ok(Self { code, cfg, tables, input_scale, shape, threads, groups: Groups::F32(Vec::new()), soft: false, simd: None, batch_units: DEFAULT_BATCH_BLOCKS, done: VecDeque::new(), _llr: Default::default() })
     }
 
     /// Also give the a-posteriori LLR of every decoded bit.
@@ -109,7 +110,7 @@ impl<T: Llr> CpuTurbo<T> {
         if !level.is_supported() {
             return Err(invalid!("SIMD level {level} is not supported by this CPU"));
         }
-        self.simd = level;
+        self.simd = Some(level);
         Ok(self)
     }
 
@@ -123,6 +124,15 @@ impl<T: Llr> CpuTurbo<T> {
             Precision::I16 => Groups::I16(Vec::new()),
         };
         Ok(self)
+    }
+
+    /// The SIMD level the lane loops run at.
+    pub fn simd(&self) -> SimdLevel {
+        let precision = match self.groups {
+            Groups::F32(_) => Precision::F32,
+            Groups::I16(_) => Precision::I16,
+        };
+        self.simd.unwrap_or_else(|| default_simd(precision))
     }
 
     /// Set the code blocks per batch (at least 1).
@@ -152,7 +162,7 @@ impl<T: Llr> CpuTurbo<T> {
             (Groups::I16(_), LlrType::F32) => I16_GAIN,
             _ => 1.0,
         };
-        let run = Run { code: &self.code, cfg: &self.cfg, tables: &self.tables, scale: gain / self.input_scale, simd: self.simd, threads: self.threads, batch };
+        let run = Run { code: &self.code, cfg: &self.cfg, tables: &self.tables, scale: gain / self.input_scale, simd: self.simd(), threads: self.threads, batch };
         let soft = self.soft.then(|| &mut out.soft[soft_at..]);
         match &mut self.groups {
             Groups::F32(g) => run.jobs(g, &mut out.bits[bits_at..], soft, &mut results),
@@ -164,15 +174,15 @@ impl<T: Llr> CpuTurbo<T> {
     }
 }
 
-/// The best level for the lane loops: AVX2 where the CPU has it, even on
-/// an AVX-512 CPU, where the 512-bit build measured 3.5 Mb/s per core against
-/// AVX2's 12 (AMD EPYC, K = 6144, 8 iterations; BENCHMARKS.md): with AVX-512
-/// LLVM turns the lane-transposing loops into gathers and scatters (1920 in
-/// the function), which that CPU runs in microcode.
-fn default_simd() -> SimdLevel {
-    match SimdLevel::detect() {
-        SimdLevel::Avx512 => SimdLevel::Avx2,
-        level => level,
+/// The best level for the lane loops of `precision`. `f32` stops at AVX2:
+/// with AVX-512, LLVM turns its lane transposes into gathers and scatters
+/// (1920 in the function), microcoded on AMD EPYC, where the 512-bit build
+/// ran at 3.5 Mb/s per core against AVX2's 5.7. `i16` takes AVX-512 (21.3
+/// Mb/s per core against AVX2's 10.1; K = 6144, 8 iterations, BENCHMARKS.md).
+fn default_simd(precision: Precision) -> SimdLevel {
+    match (SimdLevel::detect(), precision) {
+        (SimdLevel::Avx512, Precision::F32) => SimdLevel::Avx2,
+        (level, _) => level,
     }
 }
 
@@ -282,7 +292,7 @@ impl<T: Llr> BatchDecoder<T> for CpuTurbo<T> {
             Groups::F32(_) => format!("{LANES} f32 lanes"),
             Groups::I16(_) => format!("{LANES_I16} i16 lanes"),
         };
-        format!("cpu ({} threads, {} LLRs, {lanes}, {}), {}, {}", self.threads, T::NAME, self.simd, self.code.describe(), self.cfg.describe())
+        format!("cpu ({} threads, {} LLRs, {lanes}, {}), {}, {}", self.threads, T::NAME, self.simd(), self.code.describe(), self.cfg.describe())
     }
 
     fn gives_soft(&self) -> bool {

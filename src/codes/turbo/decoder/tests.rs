@@ -158,3 +158,22 @@ fn sixteen_bit_metrics_decode_about_as_well_as_f32() {
     let e = CpuTurbo::<f32>::new(code, log_map, 1.0, 1).unwrap().with_precision(Precision::I16).err().unwrap().to_string();
     assert!(e.contains("max-log-MAP only"), "{e}");
 }
+
+#[test]
+fn every_simd_level_gives_the_same_blocks() {
+    let code = lte(1024);
+    let (_, llrs) = sent(&code, 40, 0.6, 8);
+    let cfg = DecoderConfig { early_stop: EarlyStop::Stable, ..Default::default() };
+    for p in [Precision::F32, Precision::I16] {
+        let results: Vec<Decoded> = crate::codes::conv::SimdLevel::supported()
+            .into_iter()
+            .map(|level| {
+                let mut dec = CpuTurbo::<f32>::new(code.clone(), cfg, 1.0, 2).unwrap().with_precision(p).unwrap().with_simd(level).unwrap().with_soft_output();
+                let mut out = Decoded::default();
+                dec.decode(&Batch::uniform(&llrs, code.coded_len()).unwrap(), &mut out).unwrap();
+                out
+            })
+            .collect();
+        assert!(results.windows(2).all(|w| w[0] == w[1]), "{p:?}");
+    }
+}
