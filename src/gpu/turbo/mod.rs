@@ -8,6 +8,8 @@ mod kernel;
 
 pub use kernel::compile_turbo_kernel;
 
+use super::backend::{BackendOptions, Choice, select};
+use super::bench::GpuBench;
 use super::compile::kernels;
 use super::device::{DeviceInfo, context, cuda, info_of};
 use super::memory::DeviceBuf;
@@ -16,7 +18,7 @@ use super::viterbi::{MAX_BATCH_BYTES, device_error, stage_units};
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
 use crate::codes::error::CodeResult;
 use crate::codes::llr::{Llr, LlrType};
-use crate::codes::turbo::{DecoderConfig, EarlyStop, TurboCode};
+use crate::codes::turbo::{CpuTurbo, DecoderConfig, EarlyStop, TurboCode};
 use cudarc::driver::{CudaFunction, result};
 use kernel::{ENTRIES, Geometry, Launcher, SISO_THREADS};
 
@@ -258,4 +260,35 @@ impl<T: Llr> BatchDecoder<T> for GpuTurbo<T> {
             self.cfg.describe()
         )
     }
+}
+
+impl<T: Llr> GpuBench<T> for GpuTurbo<T> {
+    fn time_kernel(&mut self, batch: &Batch<'_, T>, reps: usize) -> anyhow::Result<f64> {
+        GpuTurbo::time_kernel(self, batch, reps)
+    }
+
+    fn last_split(&self) -> BatchSplit {
+        GpuTurbo::last_split(self)
+    }
+}
+
+/// A turbo decoder of `code` computing `cfg` on the backend `options` asks
+/// for (through [`select`]: with `auto`, the GPU when one is usable, else the
+/// CPU with the reason): [`GpuTurbo`] on the pipeline of `options`, or
+/// [`CpuTurbo`] on `options.cpu_threads` threads. LLRs are divided by
+/// `input_scale` either way.
+///
+/// # Example
+/// ```
+/// use gpufec::codes::turbo::{DecoderConfig, TurboCode};
+/// use gpufec::gpu::{Backend, BackendOptions, turbo_decoder};
+/// let options = BackendOptions { backend: Backend::Cpu, cpu_threads: 1, ..Default::default() };
+/// let (dec, choice) = turbo_decoder::<f32>(TurboCode::lte(40)?, DecoderConfig::default(), 1.0, &options)?;
+/// assert!(dec.describe().starts_with("cpu") && !choice.gpu);
+/// # anyhow::Ok(())
+/// ```
+pub fn turbo_decoder<T: Llr>(code: TurboCode, cfg: DecoderConfig, input_scale: f32, options: &BackendOptions) -> anyhow::Result<(Box<dyn BatchDecoder<T>>, Choice)> {
+    let gpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> { Ok(Box::new(GpuTurbo::<T>::new(code.clone(), cfg, input_scale, &options.pipeline)?)) };
+    let cpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> { Ok(Box::new(CpuTurbo::<T>::new(code.clone(), cfg, input_scale, options.cpu_threads)?)) };
+    select(options.backend, gpu, cpu)
 }
