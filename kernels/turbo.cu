@@ -372,3 +372,340 @@ extern "C" __global__ void __launch_bounds__(STOP_NT) turbo_stop(u32 blocks, int
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// The fused decoder: one CTA decodes one code block from its LLRs to its
+// packed bits (load, every iteration, the stop), one thread per sub-block
+// with the S state metrics in registers. Why: the kernels above spend a warp
+// shuffle per state and stage, reload every stage's inputs from global memory
+// in each half-iteration and launch 2·ITERS + 1 + ITERS kernels per batch;
+// here a step is S independent add-add-max chains in one thread, the block's
+// inputs and a-priori LLRs sit in shared memory for all iterations, and the
+// half-iterations are separated by __syncthreads alone.
+//
+// α of a whole sub-block does not fit (LMAX·S floats per thread), so the
+// forward pass keeps α only every SEG stages (checkpoints, state 0 left out:
+// after normalisation by state 0 it is always +0), and the backward pass
+// recomputes each segment's α into registers from its checkpoint, with the
+// very operations of the forward pass, so the same bits.
+//
+// Shared memory, per CTA (FNT = P rounded up to whole warps):
+//   X[K + K/64 + 1]      a-priori LLRs in natural order, read and rewritten in
+//                        place by both decoders (decoder 0 at stage k reads
+//                        and writes X[k]; decoder 1 at stage i, X[Π(i)]; no
+//                        index is touched by two threads in a half-iteration).
+//                        Padded by one word every 64 so that sub-blocks 64
+//                        stages apart fall into different banks;
+//   in[2][LMAX][FNT]     the raw (sys, par) LLR pairs of each decoder's stages,
+//                        row i holding every sub-block's i-th stage, so a warp
+//                        reads one row (conflict-free, one wavefront);
+//   ck[NSEG][S−1][FNT]   α checkpoints;
+//   hb[W]                hard decisions, 32 per word (atomics: decoder 1
+//                        writes them in interleaved order);
+//   misc                 changed flag, CRC partials, the stop decision.
+// Global: edges (PIVI) as above; prow[LMAX][FNT] (Π of each sub-block's
+// stages in the same row layout, coalesced).
+namespace turbo {
+
+constexpr int FNT = TFNT;               // threads of a fused CTA
+constexpr int SEG = TSEG;               // stages per α checkpoint
+constexpr int NSEG = (LMAX + SEG - 1) / SEG;
+constexpr int XLEN = K + (K >> 6) + 1;
+constexpr int MISC = 4 + FNT / 32;
+// Words before `in`, even so that float2 pairs are aligned; `fused_smem` in
+// src/gpu/turbo/kernel.rs computes the same.
+constexpr int HEAD = (XLEN + NSEG * (S - 1) * FNT + W + MISC + 1) & ~1;
+static_assert(FNT % 32 == 0 && FNT >= P, "one thread per sub-block, whole warps");
+
+__device__ __forceinline__ int px(int k) { return k + (k >> 6); }
+
+// Trellis tables as compile-time constants, so that register arrays are
+// indexed statically once the state loops are unrolled.
+__device__ __forceinline__ int into_t(int i) {
+    constexpr int t[4 * S] = TINTO;
+    return t[i];
+}
+__device__ __forceinline__ int out_t(int i) {
+    constexpr int t[4 * S] = TOUT;
+    return t[i];
+}
+
+// One step of the forward (FWD) or backward recursion over all S states of
+// one thread: what `step` above computes across S lanes.
+template <bool FWD>
+__device__ __forceinline__ void step_all(float (&m)[S], const Branches& g) {
+    float n[S];
+#pragma unroll
+    for (int s = 0; s < S; s++) {
+        const int n0 = FWD ? into_t(4 * s) : out_t(4 * s), b0 = FWD ? into_t(4 * s + 1) : out_t(4 * s + 1);
+        const int n1 = FWD ? into_t(4 * s + 2) : out_t(4 * s + 2), b1 = FWD ? into_t(4 * s + 3) : out_t(4 * s + 3);
+        n[s] = op(__fadd_rn(m[n0], g[b0]), __fadd_rn(m[n1], g[b1]));
+    }
+    const float z = n[0];
+#pragma unroll
+    for (int s = 0; s < S; s++) m[s] = __fsub_rn(n[s], z);
+}
+
+template <typename L> struct Pair;
+template <> struct Pair<i8> { typedef char2 T; };
+template <> struct Pair<float> { typedef float2 T; };
+
+// The shared memory of a fused CTA.
+template <typename L>
+struct Fused {
+    typedef typename Pair<L>::T P2;
+    float* x;
+    P2* in;
+    float* ck;
+    u32* hb;
+    int* misc;  // [0] changed, [2..] CRC partials
+    __device__ Fused(unsigned char* base) {
+        x = (float*)base;
+        ck = x + XLEN;
+        hb = (u32*)(ck + NSEG * (S - 1) * FNT);
+        misc = (int*)(hb + W);
+        in = (P2*)((u32*)base + HEAD);
+    }
+};
+
+// Stage data of decoder C at row r of sub-block q: branch metrics with the
+// a-priori LLR at natural index xi (or none past K), and sys for decisions.
+template <typename L>
+__device__ __forceinline__ Branches fstage(const Fused<L>& f, int c, int r, int q, int kk, int xi, float inv_scale, float& sys, float& lak) {
+    const typename Fused<L>::P2 v = f.in[((size_t)c * LMAX + r) * FNT + q];
+    sys = __fmul_rn((float)v.x, inv_scale);
+    const float par = __fmul_rn((float)v.y, inv_scale);
+    lak = kk < K ? f.x[px(xi)] : 0.0f;
+    return branches(sys, par, lak);
+}
+
+__device__ __forceinline__ int fstart(int q) { return q * K / P; }
+__device__ __forceinline__ int fend(int q) { return q + 1 == P ? STAGES : (q + 1) * K / P; }
+
+// One half-iteration of decoder C for thread p, phase A: the α at the start
+// and the β at the end of the sub-block (carried, trained, terminated).
+template <int C, typename L>
+__device__ __forceinline__ void fused_edges(const Fused<L>& f, int p, int it, u32 blocks, u32 blk, const u32* __restrict__ prow, const float* __restrict__ edges,
+                                            float inv_scale, float (&a)[S], float (&b)[S]) {
+    const int start = fstart(p), end = fend(p);
+    const size_t per = (size_t)blocks * P * S;
+    const bool carried = CARRIES && it > 1;
+    const float* read_a = edges + (size_t)((C * 2 + (it + 1) % 2) * 2) * per;
+    const float* read_b = read_a + per;
+    const size_t here = ((size_t)blk * P + p) * S;
+    float sys, lak;
+#pragma unroll
+    for (int s = 0; s < S; s++) a[s] = (carried && p > 0) ? read_a[here + s] : 0.0f;
+    if (TRAINS && p > 0) {
+        // Stages start−G .. start−1 are the last G of sub-block p − 1.
+        const int ps = fstart(p - 1);
+        for (int j = 0; j < G; j++) {
+            const int kk = start - G + j;
+            const int xi = C == 0 ? kk : (int)prow[(size_t)(kk - ps) * FNT + p - 1];
+            step_all<true>(a, fstage(f, C, kk - ps, p - 1, kk, xi, inv_scale, sys, lak));
+        }
+    }
+    if (p == 0) {
+#pragma unroll
+        for (int s = 0; s < S; s++) a[s] = terminated(s);
+    }
+#pragma unroll
+    for (int s = 0; s < S; s++) b[s] = (carried && p + 1 < P) ? read_b[here + s] : 0.0f;
+    if (TRAINS && p + 1 < P) {
+        // Stages end .. end+G−1 are the first G of sub-block p + 1.
+        for (int j = G - 1; j >= 0; j--) {
+            const int kk = end + j;
+            const int xi = C == 0 ? kk : (int)prow[(size_t)j * FNT + p + 1];
+            step_all<false>(b, fstage(f, C, j, p + 1, kk, xi, inv_scale, sys, lak));
+        }
+    }
+    if (p + 1 == P) {
+#pragma unroll
+        for (int s = 0; s < S; s++) b[s] = terminated(s);
+    }
+}
+
+// Phase B: the forward pass (checkpoints, the carried α of the next
+// sub-block), then the backward pass with the extrinsic LLRs written back
+// into X (and, for decoder 1, the decisions).
+template <int C, typename L>
+__device__ __forceinline__ void fused_run(const Fused<L>& f, int p, int it, u32 blocks, u32 blk, const u32* __restrict__ prow, float* __restrict__ edges,
+                                          float inv_scale, float scale, float (&a)[S], float (&b)[S]) {
+    const int start = fstart(p), len = fend(p) - start;
+    const size_t per = (size_t)blocks * P * S;
+    float* write_a = edges + (size_t)((C * 2 + it % 2) * 2) * per;
+    float* write_b = write_a + per;
+    const size_t here = ((size_t)blk * P + p) * S;
+    const int eidx = TRAINS ? len - G : len;  // α carried to the next sub-block
+    const int bidx = TRAINS ? G : 0;          // β carried to the previous one
+    float sys, lak;
+    auto xi_of = [&](int i) { return C == 0 ? start + i : (int)prow[(size_t)i * FNT + p]; };
+
+    for (int j = 0; j < NSEG; j++) {
+        const int base = j * SEG;
+        if (base >= len) break;
+#pragma unroll
+        for (int s = 1; s < S; s++) f.ck[((size_t)j * (S - 1) + s - 1) * FNT + p] = a[s];
+#pragma unroll
+        for (int t = 0; t < SEG; t++) {
+            const int i = base + t;
+            if (i < len) {
+                if (CARRIES && i == eidx && p + 1 < P) {
+#pragma unroll
+                    for (int s = 0; s < S; s++) write_a[here + S + s] = a[s];
+                }
+                step_all<true>(a, fstage(f, C, i, p, start + i, xi_of(i), inv_scale, sys, lak));
+            }
+        }
+    }
+    if (CARRIES && eidx == len && p + 1 < P) {
+#pragma unroll
+        for (int s = 0; s < S; s++) write_a[here + S + s] = a[s];
+    }
+
+    for (int j = NSEG - 1; j >= 0; j--) {
+        const int base = j * SEG;
+        if (base >= len) continue;
+        float A[SEG][S];
+        A[0][0] = 0.0f;
+#pragma unroll
+        for (int s = 1; s < S; s++) A[0][s] = f.ck[((size_t)j * (S - 1) + s - 1) * FNT + p];
+#pragma unroll
+        for (int t = 0; t + 1 < SEG; t++) {
+#pragma unroll
+            for (int s = 0; s < S; s++) A[t + 1][s] = A[t][s];
+            if (base + t + 1 < len) step_all<true>(A[t + 1], fstage(f, C, base + t, p, start + base + t, xi_of(base + t), inv_scale, sys, lak));
+        }
+#pragma unroll
+        for (int t = SEG - 1; t >= 0; t--) {
+            const int i = base + t;
+            if (i < len) {
+                const int kk = start + i;
+                const int xi = xi_of(i);
+                const Branches g = fstage(f, C, i, p, kk, xi, inv_scale, sys, lak);
+                float nb[S];
+#pragma unroll
+                for (int s = 0; s < S; s++) nb[s] = b[s];
+                step_all<false>(nb, g);
+                // Extrinsic LLR of the stage from α here and β at the next stage.
+                const float minus = -g.half;
+                float m0 = IMPOSSIBLE, m1 = IMPOSSIBLE;
+#pragma unroll
+                for (int s = 0; s < S; s++) {
+                    const int n0 = out_t(4 * s), b0 = out_t(4 * s + 1), n1 = out_t(4 * s + 2), b1 = out_t(4 * s + 3);
+                    m0 = op(m0, __fadd_rn(__fadd_rn(A[t][s], (b0 & 1) ? minus : g.half), b[n0]));
+                    m1 = op(m1, __fadd_rn(__fadd_rn(A[t][s], (b1 & 1) ? minus : g.half), b[n1]));
+                }
+                if (kk < K) {
+                    const float le = __fsub_rn(m0, m1);
+                    f.x[px(xi)] = __fmul_rn(scale, le);
+                    if (C == 1) {
+                        const u32 bit = __fadd_rn(__fadd_rn(sys, lak), le) < 0.0f;
+                        const u32 mask = 1u << (xi & 31);
+                        const u32 old = bit ? atomicOr(&f.hb[xi >> 5], mask) : atomicAnd(&f.hb[xi >> 5], ~mask);
+                        if (((old & mask) != 0) != (bit != 0)) f.misc[0] = 1;
+                    }
+                }
+#pragma unroll
+                for (int s = 0; s < S; s++) b[s] = nb[s];
+                if (CARRIES && p > 0 && i == bidx) {
+#pragma unroll
+                    for (int s = 0; s < S; s++) write_b[here - S + s] = b[s];
+                }
+            }
+        }
+    }
+}
+
+template <int C, typename L>
+__device__ __forceinline__ void fused_half(const Fused<L>& f, int it, u32 blocks, u32 blk, const u32* __restrict__ prow, float* __restrict__ edges, float inv_scale,
+                                           float scale) {
+    const int p = threadIdx.x;
+    float a[S], b[S];
+    if (p < P) fused_edges<C>(f, p, it, blocks, blk, prow, edges, inv_scale, a, b);
+    // DSTW trains on the neighbours' stages, whose X the neighbours rewrite.
+    if (TRAINS) __syncthreads();
+    if (p < P) fused_run<C>(f, p, it, blocks, blk, prow, edges, inv_scale, scale, a, b);
+}
+
+template <typename L>
+__device__ __forceinline__ void fused(const L* __restrict__ in, u64 pitch, u32 blocks, float inv_scale, const u32* __restrict__ perm,
+                                      const u32* __restrict__ prow, float* __restrict__ edges, u32* __restrict__ out, u32* __restrict__ status,
+                                      float scale) {
+    extern __shared__ __align__(16) unsigned char fsm[];
+    const Fused<L> f(fsm);
+    const u32 blk = blockIdx.x;
+    if (blk >= blocks) return;
+    const L* u = in + blk * pitch;
+    // Load: every stage's (sys, par) of both decoders into its row, X = 0, no decisions.
+    for (int kk = threadIdx.x; kk < STAGES; kk += FNT) {
+        const int q = kk < K ? (int)(((u64)(kk + 1) * P - 1) / K) : P - 1;
+        const int r = kk - fstart(q);
+        typename Fused<L>::P2 v0, v1;
+        if (kk < K) {
+            v0.x = u[kk];
+            v0.y = u[TD1 + kk];
+            v1.x = u[perm[kk]];
+            v1.y = u[TD2 + kk];
+        } else {
+            const int i = kk - K;
+            v0.x = u[TAIL[2 * i]];
+            v0.y = u[TAIL[2 * i + 1]];
+            v1.x = u[TAIL[2 * M + 2 * i]];
+            v1.y = u[TAIL[2 * M + 2 * i + 1]];
+        }
+        f.in[(size_t)r * FNT + q] = v0;
+        f.in[((size_t)LMAX + r) * FNT + q] = v1;
+    }
+    for (int k = threadIdx.x; k < XLEN; k += FNT) f.x[k] = 0.0f;
+    for (int w = threadIdx.x; w < W; w += FNT) f.hb[w] = 0;
+    __syncthreads();
+
+    for (int it = 1; it <= ITERS; it++) {
+        fused_half<0>(f, it, blocks, blk, prow, edges, inv_scale, scale);
+        if (threadIdx.x == 0) f.misc[0] = 0;
+        __syncthreads();
+        fused_half<1>(f, it, blocks, blk, prow, edges, inv_scale, scale);
+        __syncthreads();
+        bool ok = false;
+#if STOP >= 2
+        // The CRC of the K decisions, in chunks as turbo_stop computes it.
+        constexpr int CHUNK = (K + FNT - 1) / FNT;
+        const int lo = threadIdx.x * CHUNK;
+        const int hi = lo + CHUNK < K ? lo + CHUNK : K;
+        u32 r = 0;
+        for (int i = lo; i < hi; i++) {
+            u32 top = ((r >> 23) ^ (f.hb[i >> 5] >> (i & 31))) & 1;
+            r = (r << 1) & MASK24;
+            if (top) r ^= POLY;
+        }
+        if (lo < hi) r = mulmod(r, xpow(K - hi));
+        for (int o = 16; o > 0; o >>= 1) r ^= __shfl_xor_sync(FULL, r, o);
+        if (threadIdx.x % 32 == 0) f.misc[2 + threadIdx.x / 32] = (int)r;
+        __syncthreads();
+        u32 all = 0;
+        for (int j = 0; j < FNT / 32; j++) all ^= (u32)f.misc[2 + j];
+        ok = all == 0;
+#endif
+        const bool stop = (STOP == 1 && it > 1 && f.misc[0] == 0) || (STOP >= 2 && ok) || it == ITERS;
+        if (stop) {
+            for (int w = threadIdx.x; w < W; w += FNT) out[(size_t)blk * W + w] = f.hb[w];
+            if (threadIdx.x == 0) status[blk] = (u32)it | (STOP >= 2 ? (1u << 16) | ((u32)ok << 17) : 0u);
+            return;
+        }
+        // Every thread has read the flag and the partials before they change.
+        __syncthreads();
+    }
+}
+
+}  // namespace turbo
+
+extern "C" __global__ void __launch_bounds__(TFNT) turbo_fused_i8(const i8* in, u64 pitch, u32 blocks, float inv_scale, const u32* perm, const u32* prow,
+                                                                 float* edges, u32* out, u32* status, float scale) {
+    fused(in, pitch, blocks, inv_scale, perm, prow, edges, out, status, scale);
+}
+
+extern "C" __global__ void __launch_bounds__(TFNT) turbo_fused_f32(const float* in, u64 pitch, u32 blocks, float inv_scale, const u32* perm, const u32* prow,
+                                                                  float* edges, u32* out, u32* status, float scale) {
+    fused(in, pitch, blocks, inv_scale, perm, prow, edges, out, status, scale);
+}

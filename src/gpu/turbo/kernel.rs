@@ -21,7 +21,10 @@ const STOP_THREADS: u32 = 256;
 const SHARED_ALPHA_BYTES: usize = 48 << 10;
 
 /// The entry points of one compilation, in this order.
-pub(super) const ENTRIES: [&str; 5] = ["turbo_load_i8", "turbo_load_f32", "turbo_siso0", "turbo_siso1", "turbo_stop"];
+pub(super) const ENTRIES: [&str; 7] = ["turbo_load_i8", "turbo_load_f32", "turbo_siso0", "turbo_siso1", "turbo_stop", "turbo_fused_i8", "turbo_fused_f32"];
+
+/// Most threads of a CTA: the fused kernel runs a code block's sub-blocks in one.
+const MAX_CTA_THREADS: usize = 1024;
 
 /// The auxiliary buffers of a slot, by index.
 pub(super) mod aux {
@@ -54,6 +57,11 @@ pub(super) struct Geometry {
     pub words: usize,
     /// Edge metrics are carried between iterations.
     pub carries: bool,
+    /// Threads of a fused CTA: one per sub-block, in whole warps.
+    pub fnt: usize,
+    /// Stages between the fused kernel's α checkpoints (`SEG` stages of α
+    /// are recomputed into registers, so S · SEG registers).
+    pub seg: usize,
 }
 
 impl Geometry {
@@ -71,7 +79,37 @@ impl Geometry {
             alpha_shared: (lmax + 1) * SISO_THREADS * 4 <= SHARED_ALPHA_BYTES,
             words: k.div_ceil(32),
             carries: cfg.guard.carries(),
+            fnt: p.div_ceil(32) * 32,
+            seg: 64 / code.trellis().states(),
         }
+    }
+
+    /// Dynamic shared memory of a fused CTA whose LLRs take `llr_bytes`
+    /// each, bytes (the layout at the top of the fused kernel, `HEAD` words
+    /// then the stage rows); `None` when a CTA cannot hold the sub-blocks.
+    pub fn fused_smem(&self, llr_bytes: usize) -> Option<usize> {
+        if self.fnt > MAX_CTA_THREADS {
+            return None;
+        }
+        let xlen = self.k + (self.k >> 6) + 1;
+        let nseg = self.lmax.div_ceil(self.seg);
+        let misc = 4 + self.fnt / 32;
+        let head = (xlen + nseg * (self.states - 1) * self.fnt + self.words + misc + 1) & !1;
+        Some(head * 4 + 2 * self.lmax * self.fnt * 2 * llr_bytes)
+    }
+
+    /// Π of each sub-block's stages in the fused kernel's row layout:
+    /// `prow[i][q]` = Π(start of q + i), 0 past the sub-block (never used).
+    pub fn stage_rows(&self, perm: &[u32], cfg: &DecoderConfig) -> Vec<u32> {
+        let mut rows = vec![0u32; self.lmax * self.fnt];
+        for q in 0..self.subblocks {
+            let start = cfg.subblock_start(self.k, q);
+            let end = if q + 1 == self.subblocks { self.k } else { cfg.subblock_start(self.k, q + 1) };
+            for kk in start..end {
+                rows[(kk - start) * self.fnt + q] = perm[kk];
+            }
+        }
+        rows
     }
 
     /// Sub-blocks per half-iteration CTA.
@@ -89,9 +127,15 @@ impl Geometry {
         if self.alpha_shared { ((self.lmax + 1) * SISO_THREADS * 4) as u32 } else { 0 }
     }
 
-    /// Bytes of each auxiliary buffer for batches of up to `blocks` blocks.
-    pub fn aux_bytes(&self, blocks: usize) -> Vec<usize> {
+    /// Bytes of each auxiliary buffer for batches of up to `blocks` blocks;
+    /// the fused kernel needs only the edge metrics.
+    pub fn aux_bytes(&self, blocks: usize, fused: bool) -> Vec<usize> {
         let stages = self.k + self.m;
+        if fused {
+            let mut v = vec![4; 6];
+            v[aux::EDGES] = if self.carries { 8 * blocks * self.subblocks * self.states * 4 } else { 4 };
+            return v;
+        }
         let mut v = vec![0; 6];
         v[aux::SP] = 2 * blocks * stages * 8;
         v[aux::LA] = 2 * blocks * self.k * 4;
@@ -152,6 +196,8 @@ pub(super) fn defines(code: &TurboCode, cfg: &DecoderConfig, g: &Geometry) -> an
         ("ITERS", cfg.iterations),
         ("LMAX", g.lmax),
         ("NT", SISO_THREADS),
+        ("TFNT", g.fnt),
+        ("TSEG", g.seg),
         ("ALPHA_SHARED", usize::from(g.alpha_shared)),
         ("TD1", layout.stream_start(1)),
         ("TD2", layout.stream_start(2)),
@@ -201,8 +247,11 @@ pub(super) struct Launcher<'a> {
     pub scale: f32,
     /// 1 / the LLRs' input scale.
     pub inv_scale: f32,
-    /// Π then Π⁻¹, K `u32` each.
+    /// Π then Π⁻¹, K `u32` each, then the stage rows of Π ([`Geometry::stage_rows`]).
     pub tables: sys::CUdeviceptr,
+    /// The fused kernel for the LLR type and its dynamic shared memory, when
+    /// a CTA holds a code block (else the per-half-iteration kernels run).
+    pub fused: Option<(&'a CudaFunction, u32)>,
 }
 
 impl Launcher<'_> {
@@ -228,6 +277,22 @@ impl Launcher<'_> {
         // items, the output W words and the status one word per block, and
         // `tables` holds Π and Π⁻¹.
         unsafe {
+            if let Some((f, smem)) = self.fused {
+                let mut prow = self.tables + 8 * g.k as u64;
+                let mut p = [
+                    arg(&mut input),
+                    arg(&mut pitch),
+                    arg(&mut count),
+                    arg(&mut inv_scale),
+                    arg(&mut perm),
+                    arg(&mut prow),
+                    arg(&mut edges),
+                    arg(&mut out),
+                    arg(&mut status),
+                    arg(&mut scale),
+                ];
+                return launch(f, blocks, g.fnt as u32, smem, stream, &mut p, "turbo fused kernel launch");
+            }
             let mut p = [arg(&mut input), arg(&mut pitch), arg(&mut count), arg(&mut inv_scale), arg(&mut perm), arg(&mut sp), arg(&mut la), arg(&mut flags)];
             launch(self.load, blocks, LOAD_THREADS, 0, stream, &mut p, "turbo load kernel launch")?;
             for it in 1..=self.iterations as i32 {
