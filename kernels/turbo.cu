@@ -1,7 +1,8 @@
 // Turbo decoder: the half-iterations of the sub-block model (P sub-blocks per
 // code block, guards none / PIVI / DSTW / PIVIDSTW), the exchange of scaled
 // extrinsics through the interleaver, hard decisions and the early stop, for
-// many code blocks per launch.
+// many code blocks per launch: one kernel per step (here), or the whole
+// decoding of a code block in one CTA (the fused kernel, at the end).
 //
 // The model it reproduces is `src/codes/turbo/decoder/{siso,group}.rs`, bit
 // for bit for max-log-MAP and the linear log-MAP: every floating-point
@@ -43,7 +44,10 @@
 // streams d1, d2 in a unit), TTAIL (the 4m positions of the tail bits in a
 // unit), TINTO (per state: predecessor 0, its branch, predecessor 1, its
 // branch), TOUT (per state: next state on input 0, its branch, on input 1, its
-// branch). A branch index is (u << 1) | parity.
+// branch). A branch index is (u << 1) | parity. The fused kernel (below):
+// TFNT (threads of its CTA), TSEG (stages between α checkpoints),
+// FROWS_GLOBAL (stage rows in global rather than shared memory), FCVT_MAGIC
+// (i8 to float by integer arithmetic).
 #include "common.cuh"
 
 namespace turbo {
@@ -69,8 +73,14 @@ __constant__ int INTO[4 * S] = TINTO;
 __constant__ int OUT[4 * S] = TOUT;
 __constant__ int TAIL[4 * M] = TTAIL;
 
-// max as the model writes it (a comparison, not fmaxf).
-__device__ __forceinline__ float max2(float a, float b) { return a > b ? a : b; }
+// max as the model writes it, a > b ? a : b, computed by fmaxf (one
+// instruction instead of a compare and a select). The two differ only for
+// NaN (never: inputs are finite, metrics normalised, IMPOSSIBLE finite) and
+// for a +0/−0 tie, and no metric or sum here is ever −0: α and β start at +0
+// or IMPOSSIBLE and a sum is −0 only when both terms are, a normalised metric
+// x − x is +0, and a branch metric that is −0 (−A − B with A = B = +0) is
+// only ever added to a metric.
+__device__ __forceinline__ float max2(float a, float b) { return fmaxf(a, b); }
 
 // max*(a, b), MaxStar::apply.
 __device__ __forceinline__ float op(float a, float b) {
@@ -398,7 +408,10 @@ extern "C" __global__ void __launch_bounds__(STOP_NT) turbo_stop(u32 blocks, int
 //                        stages apart fall into different banks;
 //   in[2][LMAX][FNT]     the raw (sys, par) LLR pairs of each decoder's stages,
 //                        row i holding every sub-block's i-th stage, so a warp
-//                        reads one row (conflict-free, one wavefront);
+//                        reads one row (conflict-free, one wavefront); with
+//                        FROWS_GLOBAL in a global scratch buffer instead (one
+//                        more CTA per SM for less shared memory, coalesced
+//                        loads through L1/L2 in place of shared ones);
 //   ck[NSEG][S−1][FNT]   α checkpoints;
 //   hb[W]                hard decisions, 32 per word (atomics: decoder 1
 //                        writes them in interleaved order);
@@ -446,6 +459,28 @@ __device__ __forceinline__ void step_all(float (&m)[S], const Branches& g) {
     for (int s = 0; s < S; s++) m[s] = __fsub_rn(n[s], z);
 }
 
+// max* over the S terms of one thread, as `fold`: the model's order for the
+// log-MAP corrections; for max a tree (max is exact in any order, and no term
+// is ever −0, so the order cannot pick a different zero).
+__device__ __forceinline__ float fold_states(const float (&t)[S]) {
+#if MAXSTAR == 0
+    float v[S];
+#pragma unroll
+    for (int s = 0; s < S; s++) v[s] = t[s];
+#pragma unroll
+    for (int w = S / 2; w > 0; w >>= 1) {
+#pragma unroll
+        for (int s = 0; s < w; s++) v[s] = max2(v[s], v[s + w]);
+    }
+    return max2(IMPOSSIBLE, v[0]);
+#else
+    float m = IMPOSSIBLE;
+#pragma unroll
+    for (int s = 0; s < S; s++) m = op(m, t[s]);
+    return m;
+#endif
+}
+
 template <typename L> struct Pair;
 template <> struct Pair<i8> { typedef char2 T; };
 template <> struct Pair<float> { typedef float2 T; };
@@ -459,12 +494,18 @@ struct Fused {
     float* ck;
     u32* hb;
     int* misc;  // [0] changed, [2..] CRC partials
-    __device__ Fused(unsigned char* base) {
+    __device__ Fused(unsigned char* base, void* rows, u32 blk) {
         x = (float*)base;
         ck = x + XLEN;
         hb = (u32*)(ck + NSEG * (S - 1) * FNT);
         misc = (int*)(hb + W);
+#if FROWS_GLOBAL
+        // This block's rows in global memory (written by its own load phase,
+        // so read with plain loads, not through the read-only cache).
+        in = (P2*)rows + (size_t)blk * 2 * LMAX * FNT;
+#else
         in = (P2*)((u32*)base + HEAD);
+#endif
     }
 };
 
@@ -472,7 +513,7 @@ struct Fused {
 // a-priori LLR at natural index xi (or none past K), and sys for decisions.
 template <typename L>
 __device__ __forceinline__ Branches fstage(const Fused<L>& f, int c, int r, int q, int kk, int xi, float inv_scale, float& sys, float& lak) {
-    const typename Fused<L>::P2 v = f.in[((size_t)c * LMAX + r) * FNT + q];
+    const typename Fused<L>::P2 v = f.in[(c * LMAX + r) * FNT + q];
     sys = __fmul_rn((float)v.x, inv_scale);
     const float par = __fmul_rn((float)v.y, inv_scale);
     lak = kk < K ? f.x[px(xi)] : 0.0f;
@@ -501,7 +542,7 @@ __device__ __forceinline__ void fused_edges(const Fused<L>& f, int p, int it, u3
         const int ps = fstart(p - 1);
         for (int j = 0; j < G; j++) {
             const int kk = start - G + j;
-            const int xi = C == 0 ? kk : (int)prow[(size_t)(kk - ps) * FNT + p - 1];
+            const int xi = C == 0 ? kk : (int)prow[(kk - ps) * FNT + p - 1];
             step_all<true>(a, fstage(f, C, kk - ps, p - 1, kk, xi, inv_scale, sys, lak));
         }
     }
@@ -515,7 +556,7 @@ __device__ __forceinline__ void fused_edges(const Fused<L>& f, int p, int it, u3
         // Stages end .. end+G−1 are the first G of sub-block p + 1.
         for (int j = G - 1; j >= 0; j--) {
             const int kk = end + j;
-            const int xi = C == 0 ? kk : (int)prow[(size_t)j * FNT + p + 1];
+            const int xi = C == 0 ? kk : (int)prow[j * FNT + p + 1];
             step_all<false>(b, fstage(f, C, j, p + 1, kk, xi, inv_scale, sys, lak));
         }
     }
@@ -525,9 +566,46 @@ __device__ __forceinline__ void fused_edges(const Fused<L>& f, int p, int it, u3
     }
 }
 
+// The inputs of one stage that both passes need: sl = sys + la (the
+// decision's first sum, and 2A of the branch metrics), b = par/2, and the
+// natural index of the stage's a-priori LLR.
+struct StageIn {
+    float sl, b;
+    int xi;
+};
+
+// (float)v for an i8 LLR. With FCVT_MAGIC, without the conversion unit (16
+// conversions per clock per SM on sm_90, against 128 additions): the float 1.5·2^23 + v has v in its low
+// mantissa bits, exactly, and subtracting 1.5·2^23 leaves exactly v (+0 for
+// 0); three full-rate instructions instead of one slow one.
+#if FCVT_MAGIC
+__device__ __forceinline__ float to_float(signed char v) { return __fsub_rn(__int_as_float(0x4B400000 + (int)v), 12582912.0f); }
+#else
+__device__ __forceinline__ float to_float(signed char v) { return (float)v; }
+#endif
+__device__ __forceinline__ float to_float(float v) { return v; }
+
+template <int C, typename L>
+__device__ __forceinline__ StageIn stage_in(const Fused<L>& f, int r, int q, int kk, int xi, float inv_scale) {
+    const typename Fused<L>::P2 v = f.in[(C * LMAX + r) * FNT + q];
+    const float sys = __fmul_rn(to_float(v.x), inv_scale);
+    const float par = __fmul_rn(to_float(v.y), inv_scale);
+    const float lak = kk < K ? f.x[px(xi)] : 0.0f;
+    return StageIn{__fadd_rn(sys, lak), __fmul_rn(0.5f, par), xi};
+}
+
+// `branches` from a StageIn: the same operations on the same values.
+__device__ __forceinline__ Branches branches_of(const StageIn& in) {
+    const float a = __fmul_rn(0.5f, in.sl), b = in.b;
+    return Branches{__fadd_rn(a, b), __fsub_rn(a, b), __fadd_rn(-a, b), __fsub_rn(-a, b), b};
+}
+
 // Phase B: the forward pass (checkpoints, the carried α of the next
 // sub-block), then the backward pass with the extrinsic LLRs written back
-// into X (and, for decoder 1, the decisions).
+// into X (and, for decoder 1, the decisions). Each segment's stage inputs
+// are loaded together before its recursion, so that their latencies overlap
+// instead of adding up stage after stage (the backward pass's stores to X
+// would otherwise keep the compiler from hoisting the next stage's loads).
 template <int C, typename L>
 __device__ __forceinline__ void fused_run(const Fused<L>& f, int p, int it, u32 blocks, u32 blk, const u32* __restrict__ prow, float* __restrict__ edges,
                                           float inv_scale, float scale, float (&a)[S], float (&b)[S]) {
@@ -538,14 +616,18 @@ __device__ __forceinline__ void fused_run(const Fused<L>& f, int p, int it, u32 
     const size_t here = ((size_t)blk * P + p) * S;
     const int eidx = TRAINS ? len - G : len;  // α carried to the next sub-block
     const int bidx = TRAINS ? G : 0;          // β carried to the previous one
-    float sys, lak;
-    auto xi_of = [&](int i) { return C == 0 ? start + i : (int)prow[(size_t)i * FNT + p]; };
+    auto xi_of = [&](int i) { return C == 0 ? start + i : (int)prow[i * FNT + p]; };
 
     for (int j = 0; j < NSEG; j++) {
         const int base = j * SEG;
         if (base >= len) break;
 #pragma unroll
-        for (int s = 1; s < S; s++) f.ck[((size_t)j * (S - 1) + s - 1) * FNT + p] = a[s];
+        for (int s = 1; s < S; s++) f.ck[(j * (S - 1) + s - 1) * FNT + p] = a[s];
+        StageIn in[SEG];
+#pragma unroll
+        for (int t = 0; t < SEG; t++) {
+            if (base + t < len) in[t] = stage_in<C>(f, base + t, p, start + base + t, xi_of(base + t), inv_scale);
+        }
 #pragma unroll
         for (int t = 0; t < SEG; t++) {
             const int i = base + t;
@@ -554,7 +636,7 @@ __device__ __forceinline__ void fused_run(const Fused<L>& f, int p, int it, u32 
 #pragma unroll
                     for (int s = 0; s < S; s++) write_a[here + S + s] = a[s];
                 }
-                step_all<true>(a, fstage(f, C, i, p, start + i, xi_of(i), inv_scale, sys, lak));
+                step_all<true>(a, branches_of(in[t]));
             }
         }
     }
@@ -563,47 +645,63 @@ __device__ __forceinline__ void fused_run(const Fused<L>& f, int p, int it, u32 
         for (int s = 0; s < S; s++) write_a[here + S + s] = a[s];
     }
 
+    bool changed = false;
     for (int j = NSEG - 1; j >= 0; j--) {
         const int base = j * SEG;
         if (base >= len) continue;
+        StageIn in[SEG];
+        u32 old[SEG];  // the stage's previous decision (decoder 1)
+#pragma unroll
+        for (int t = 0; t < SEG; t++) {
+            if (base + t < len) {
+                in[t] = stage_in<C>(f, base + t, p, start + base + t, xi_of(base + t), inv_scale);
+                // Only this thread changes this bit in this half-iteration,
+                // so a plain read of its word sees its last value.
+                if (C == 1) old[t] = (f.hb[in[t].xi >> 5] >> (in[t].xi & 31)) & 1;
+            }
+        }
         float A[SEG][S];
         A[0][0] = 0.0f;
 #pragma unroll
-        for (int s = 1; s < S; s++) A[0][s] = f.ck[((size_t)j * (S - 1) + s - 1) * FNT + p];
+        for (int s = 1; s < S; s++) A[0][s] = f.ck[(j * (S - 1) + s - 1) * FNT + p];
 #pragma unroll
         for (int t = 0; t + 1 < SEG; t++) {
 #pragma unroll
             for (int s = 0; s < S; s++) A[t + 1][s] = A[t][s];
-            if (base + t + 1 < len) step_all<true>(A[t + 1], fstage(f, C, base + t, p, start + base + t, xi_of(base + t), inv_scale, sys, lak));
+            if (base + t + 1 < len) step_all<true>(A[t + 1], branches_of(in[t]));
         }
 #pragma unroll
         for (int t = SEG - 1; t >= 0; t--) {
             const int i = base + t;
             if (i < len) {
                 const int kk = start + i;
-                const int xi = xi_of(i);
-                const Branches g = fstage(f, C, i, p, kk, xi, inv_scale, sys, lak);
+                const Branches g = branches_of(in[t]);
                 float nb[S];
 #pragma unroll
                 for (int s = 0; s < S; s++) nb[s] = b[s];
                 step_all<false>(nb, g);
                 // Extrinsic LLR of the stage from α here and β at the next stage.
                 const float minus = -g.half;
-                float m0 = IMPOSSIBLE, m1 = IMPOSSIBLE;
+                float t0[S], t1[S];
 #pragma unroll
                 for (int s = 0; s < S; s++) {
                     const int n0 = out_t(4 * s), b0 = out_t(4 * s + 1), n1 = out_t(4 * s + 2), b1 = out_t(4 * s + 3);
-                    m0 = op(m0, __fadd_rn(__fadd_rn(A[t][s], (b0 & 1) ? minus : g.half), b[n0]));
-                    m1 = op(m1, __fadd_rn(__fadd_rn(A[t][s], (b1 & 1) ? minus : g.half), b[n1]));
+                    t0[s] = __fadd_rn(__fadd_rn(A[t][s], (b0 & 1) ? minus : g.half), b[n0]);
+                    t1[s] = __fadd_rn(__fadd_rn(A[t][s], (b1 & 1) ? minus : g.half), b[n1]);
                 }
+                const float m0 = fold_states(t0), m1 = fold_states(t1);
                 if (kk < K) {
                     const float le = __fsub_rn(m0, m1);
+                    const int xi = in[t].xi;
                     f.x[px(xi)] = __fmul_rn(scale, le);
                     if (C == 1) {
-                        const u32 bit = __fadd_rn(__fadd_rn(sys, lak), le) < 0.0f;
-                        const u32 mask = 1u << (xi & 31);
-                        const u32 old = bit ? atomicOr(&f.hb[xi >> 5], mask) : atomicAnd(&f.hb[xi >> 5], ~mask);
-                        if (((old & mask) != 0) != (bit != 0)) f.misc[0] = 1;
+                        const u32 bit = __fadd_rn(in[t].sl, le) < 0.0f;
+                        if (bit != old[t]) {
+                            changed = true;
+                            const u32 mask = 1u << (xi & 31);
+                            if (bit) atomicOr(&f.hb[xi >> 5], mask);
+                            else atomicAnd(&f.hb[xi >> 5], ~mask);
+                        }
                     }
                 }
 #pragma unroll
@@ -615,6 +713,7 @@ __device__ __forceinline__ void fused_run(const Fused<L>& f, int p, int it, u32 
             }
         }
     }
+    if (C == 1 && changed) f.misc[0] = 1;
 }
 
 template <int C, typename L>
@@ -630,11 +729,11 @@ __device__ __forceinline__ void fused_half(const Fused<L>& f, int it, u32 blocks
 
 template <typename L>
 __device__ __forceinline__ void fused(const L* __restrict__ in, u64 pitch, u32 blocks, float inv_scale, const u32* __restrict__ perm,
-                                      const u32* __restrict__ prow, float* __restrict__ edges, u32* __restrict__ out, u32* __restrict__ status,
+                                      const u32* __restrict__ prow, void* rows, float* __restrict__ edges, u32* __restrict__ out, u32* __restrict__ status,
                                       float scale) {
     extern __shared__ __align__(16) unsigned char fsm[];
-    const Fused<L> f(fsm);
     const u32 blk = blockIdx.x;
+    const Fused<L> f(fsm, rows, blk);
     if (blk >= blocks) return;
     const L* u = in + blk * pitch;
     // Load: every stage's (sys, par) of both decoders into its row, X = 0, no decisions.
@@ -701,11 +800,11 @@ __device__ __forceinline__ void fused(const L* __restrict__ in, u64 pitch, u32 b
 }  // namespace turbo
 
 extern "C" __global__ void __launch_bounds__(TFNT) turbo_fused_i8(const i8* in, u64 pitch, u32 blocks, float inv_scale, const u32* perm, const u32* prow,
-                                                                 float* edges, u32* out, u32* status, float scale) {
-    fused(in, pitch, blocks, inv_scale, perm, prow, edges, out, status, scale);
+                                                                 void* rows, float* edges, u32* out, u32* status, float scale) {
+    fused(in, pitch, blocks, inv_scale, perm, prow, rows, edges, out, status, scale);
 }
 
 extern "C" __global__ void __launch_bounds__(TFNT) turbo_fused_f32(const float* in, u64 pitch, u32 blocks, float inv_scale, const u32* perm, const u32* prow,
-                                                                  float* edges, u32* out, u32* status, float scale) {
-    fused(in, pitch, blocks, inv_scale, perm, prow, edges, out, status, scale);
+                                                                  void* rows, float* edges, u32* out, u32* status, float scale) {
+    fused(in, pitch, blocks, inv_scale, perm, prow, rows, edges, out, status, scale);
 }

@@ -1,8 +1,11 @@
 //! Host-side launcher of the GPU turbo decoder (`kernels/turbo.cu`): the
 //! code and decoder configuration become compile-time constants, code blocks
-//! travel through the N-slot [`Pipeline`], and each batch is decoded by a
-//! load kernel, two half-iteration kernels per iteration (S threads per
-//! sub-block, one per trellis state) and a stop kernel per iteration.
+//! travel through the N-slot [`Pipeline`], and each batch is decoded by one
+//! launch of the fused kernel (one CTA per code block, one thread per
+//! sub-block, every iteration and the stop inside) where a CTA can hold a
+//! code block, else by a load kernel, two half-iteration kernels per
+//! iteration (S threads per sub-block, one per trellis state) and a stop
+//! kernel per iteration; and the family's choice between it and the CPU.
 
 mod kernel;
 
@@ -44,9 +47,11 @@ const DEFAULT_SLOT_BYTES: usize = 1 << 30;
 ///
 /// A unit is one sent block in the family's [`Layout`](crate::codes::turbo::Layout)
 /// (3K + 4m LLRs); it decodes to K bits. `i8` LLRs are multiplied by
-/// 1 / `input_scale` as they are loaded, as the CPU decoder does. Each
-/// sub-block of each code block is run by S GPU threads, one per trellis
-/// state, exchanging metrics by warp shuffles; blocks stop on their own
+/// 1 / `input_scale` as they are loaded, as the CPU decoder does. Where a
+/// CTA can hold a code block, each sub-block is run by one GPU thread with
+/// the state metrics in registers and the whole decoding of the block is one
+/// CTA's; otherwise each sub-block is run by S GPU threads, one per trellis
+/// state, exchanging metrics by warp shuffles. Blocks stop on their own
 /// criterion, and a stopped block is skipped by the later iterations.
 ///
 /// # Example
@@ -94,7 +99,7 @@ impl<T: Llr> GpuTurbo<T> {
         let ctx = context(pipeline.device)?;
         ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
         let device = info_of(&ctx)?;
-        let geometry = Geometry::new(&code, &cfg);
+        let geometry = Geometry::new(&code, &cfg)?;
         let defines = kernel::defines(&code, &cfg, &geometry)?;
         let functions = kernels(&ctx, "turbo.cu", &ENTRIES, &defines)?;
         let i8s = T::TYPE == LlrType::I8;
@@ -130,12 +135,12 @@ impl<T: Llr> GpuTurbo<T> {
 
         let (k, n) = (code.k(), code.coded_len());
         let shape = UnitShape::exact(n, k);
-        let per_block: usize = geometry.aux_bytes(1, fused).iter().sum::<usize>() + n * size_of::<T>();
+        let per_block: usize = geometry.aux_bytes(1, fused, size_of::<T>()).iter().sum::<usize>() + n * size_of::<T>();
         let batch_units = match pipeline.batch_units {
             0 => (WAVES * resident_subblocks).div_ceil(cfg.subblocks).min(DEFAULT_SLOT_BYTES / per_block).max(1),
             b => b,
         };
-        let aux_bytes = batch_units.checked_mul(per_block).map(|_| geometry.aux_bytes(batch_units, fused));
+        let aux_bytes = batch_units.checked_mul(per_block).map(|_| geometry.aux_bytes(batch_units, fused, size_of::<T>()));
         let fits = aux_bytes.as_ref().is_some_and(|a| a.iter().all(|&b| b <= MAX_BATCH_BYTES) && batch_units * n * size_of::<T>() <= MAX_BATCH_BYTES);
         anyhow::ensure!(
             fits && batch_units * cfg.subblocks <= u32::MAX as usize,
@@ -155,7 +160,7 @@ impl<T: Llr> GpuTurbo<T> {
         for (i, &p) in perm.iter().enumerate() {
             inv[p as usize] = i as u32;
         }
-        let rows = geometry.stage_rows(&perm, &cfg);
+        let rows = geometry.stage_rows(perm, &cfg);
         let tables = DeviceBuf::new(&ctx, 4 * (2 * k + rows.len()))?;
         let both: Vec<u32> = perm.iter().copied().chain(inv).chain(rows).collect();
         // SAFETY: the buffer holds 2K words and the rows; the copy is waited for below,
@@ -290,7 +295,12 @@ impl<T: Llr> BatchDecoder<T> for GpuTurbo<T> {
             self.device.name,
             T::NAME,
             match self.fused {
-                Some(smem) => format!("fused: one CTA of {} threads per code block, one per sub-block, α checkpoints every {} stages, {smem} B shared", g.fnt, g.seg),
+                Some(smem) => format!(
+                    "fused: one CTA of {} threads per code block, one per sub-block, α checkpoints every {} stages, stage rows in {} memory, {smem} B shared",
+                    g.fnt,
+                    g.seg,
+                    if g.rows_global { "global" } else { "shared" }
+                ),
                 None => format!(
                     "per half-iteration: {} threads per sub-block, {} sub-blocks per CTA, α in {} memory",
                     g.states,
