@@ -179,9 +179,23 @@ pub fn ber(a: BerTurboArgs) -> anyhow::Result<bool> {
     };
     let mut link: Box<dyn Link> = match &sent {
         Sent::Blocks(code) => Box::new(TurboLink::new(code.clone(), decoder(code.clone())?)?),
-        Sent::Transport(tb) => Box::new(TransportLink::new(TransportDecoder::new(tb.clone(), |code| {
-            decoder(code).map_err(|e| CodeError::InvalidParameter(format!("{e:#}")))
-        })?)),
+        Sent::Transport(tb) => {
+            // The transport decoder takes CodeErrors; keep the builder's own
+            // error to report it as it is.
+            let failed: RefCell<Option<anyhow::Error>> = RefCell::new(None);
+            let made = TransportDecoder::new(tb.clone(), |code| {
+                decoder(code).map_err(|e| {
+                    let line = format!("{e:#}");
+                    failed.borrow_mut().get_or_insert(e);
+                    CodeError::InvalidParameter(line)
+                })
+            });
+            match (made, failed.into_inner()) {
+                (Ok(d), _) => Box::new(TransportLink::new(d)),
+                (Err(_), Some(e)) => return Err(e),
+                (Err(e), None) => return Err(e.into()),
+            }
+        }
     };
     let about = match chosen.into_inner().and_then(|c| c.why_not_gpu) {
         Some(why) => format!("{} (no GPU: {why})", link.describe()),
@@ -300,8 +314,10 @@ fn bench_gpu<T: Llr>(code: TurboCode, cfg: DecoderConfig, ebn0: f64, run: &super
         e.wall_ms,
         e.overlap_percent()
     );
-    // LLR bytes per information bit: the 3K + 4m LLRs of a block over its K bits, rounded up.
-    let in_bytes = (code.coded_len() * size_of::<T>()).div_ceil(k);
+    // LLR bytes per information bit: the 3K + 4m LLRs of a block over its K
+    // bits, rounded down (the tail's 4m LLRs are a fraction of a percent;
+    // rounding up would count 4 bytes for 3).
+    let in_bytes = (code.coded_len() * size_of::<T>() / k).max(1);
     host_floor(0, in_bytes, per_batch * k)?;
     copy_engine(0, per_batch * code.coded_len() * size_of::<T>())?;
     Ok(())
