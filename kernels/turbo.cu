@@ -1,7 +1,8 @@
 // Turbo decoder: the half-iterations of the sub-block model (P sub-blocks per
 // code block, guards none / PIVI / DSTW / PIVIDSTW), the exchange of scaled
 // extrinsics through the interleaver, hard decisions and the early stop, for
-// many code blocks per launch.
+// many code blocks per launch: one kernel per step (here), or the whole
+// decoding of a code block in one CTA (the fused kernel, at the end).
 //
 // The model it reproduces is `src/codes/turbo/decoder/{siso,group}.rs`, bit
 // for bit for max-log-MAP and the linear log-MAP: every floating-point
@@ -43,7 +44,10 @@
 // streams d1, d2 in a unit), TTAIL (the 4m positions of the tail bits in a
 // unit), TINTO (per state: predecessor 0, its branch, predecessor 1, its
 // branch), TOUT (per state: next state on input 0, its branch, on input 1, its
-// branch). A branch index is (u << 1) | parity.
+// branch). A branch index is (u << 1) | parity. The fused kernel (below):
+// TFNT (threads of its CTA), TSEG (stages between α checkpoints),
+// FROWS_GLOBAL (stage rows in global rather than shared memory), FCVT_MAGIC
+// (i8 to float by integer arithmetic).
 #include "common.cuh"
 
 namespace turbo {
@@ -69,8 +73,14 @@ __constant__ int INTO[4 * S] = TINTO;
 __constant__ int OUT[4 * S] = TOUT;
 __constant__ int TAIL[4 * M] = TTAIL;
 
-// max as the model writes it (a comparison, not fmaxf).
-__device__ __forceinline__ float max2(float a, float b) { return a > b ? a : b; }
+// max as the model writes it, a > b ? a : b, computed by fmaxf (one
+// instruction instead of a compare and a select). The two differ only for
+// NaN (never: inputs are finite, metrics normalised, IMPOSSIBLE finite) and
+// for a +0/−0 tie, and no metric or sum here is ever −0: α and β start at +0
+// or IMPOSSIBLE and a sum is −0 only when both terms are, a normalised metric
+// x − x is +0, and a branch metric that is −0 (−A − B with A = B = +0) is
+// only ever added to a metric.
+__device__ __forceinline__ float max2(float a, float b) { return fmaxf(a, b); }
 
 // max*(a, b), MaxStar::apply.
 __device__ __forceinline__ float op(float a, float b) {
@@ -371,4 +381,430 @@ extern "C" __global__ void __launch_bounds__(STOP_NT) turbo_stop(u32 blocks, int
             status[blk] = (u32)it | (STOP >= 2 ? (1u << 16) | ((u32)ok << 17) : 0u);
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// The fused decoder: one CTA decodes one code block from its LLRs to its
+// packed bits (load, every iteration, the stop), one thread per sub-block
+// with the S state metrics in registers. Why: the kernels above spend a warp
+// shuffle per state and stage, reload every stage's inputs from global memory
+// in each half-iteration and launch 2·ITERS + 1 + ITERS kernels per batch;
+// here a step is S independent add-add-max chains in one thread, the block's
+// inputs and a-priori LLRs sit in shared memory for all iterations, and the
+// half-iterations are separated by __syncthreads alone.
+//
+// α of a whole sub-block does not fit (LMAX·S floats per thread), so the
+// forward pass keeps α only every SEG stages (checkpoints, state 0 left out:
+// after normalisation by state 0 it is always +0), and the backward pass
+// recomputes each segment's α into registers from its checkpoint, with the
+// very operations of the forward pass, so the same bits.
+//
+// Shared memory, per CTA (FNT = P rounded up to whole warps):
+//   X[K + K/64 + 1]      a-priori LLRs in natural order, read and rewritten in
+//                        place by both decoders (decoder 0 at stage k reads
+//                        and writes X[k]; decoder 1 at stage i, X[Π(i)]; no
+//                        index is touched by two threads in a half-iteration).
+//                        Padded by one word every 64 so that sub-blocks 64
+//                        stages apart fall into different banks;
+//   in[2][LMAX][FNT]     the raw (sys, par) LLR pairs of each decoder's stages,
+//                        row i holding every sub-block's i-th stage, so a warp
+//                        reads one row (conflict-free, one wavefront); with
+//                        FROWS_GLOBAL in a global scratch buffer instead (one
+//                        more CTA per SM for less shared memory, coalesced
+//                        loads through L1/L2 in place of shared ones);
+//   ck[NSEG][S−1][FNT]   α checkpoints;
+//   hb[W]                hard decisions, 32 per word (atomics: decoder 1
+//                        writes them in interleaved order);
+//   misc                 changed flag, CRC partials, the stop decision.
+// Global: edges (PIVI) as above; prow[LMAX][FNT] (Π of each sub-block's
+// stages in the same row layout, coalesced).
+namespace turbo {
+
+constexpr int FNT = TFNT;               // threads of a fused CTA
+constexpr int SEG = TSEG;               // stages per α checkpoint
+constexpr int NSEG = (LMAX + SEG - 1) / SEG;
+constexpr int XLEN = K + (K >> 6) + 1;
+constexpr int MISC = 4 + FNT / 32;
+// Words before `in`, even so that float2 pairs are aligned; `fused_smem` in
+// src/gpu/turbo/kernel.rs computes the same.
+constexpr int HEAD = (XLEN + NSEG * (S - 1) * FNT + W + MISC + 1) & ~1;
+static_assert(FNT % 32 == 0 && FNT >= P, "one thread per sub-block, whole warps");
+
+__device__ __forceinline__ int px(int k) { return k + (k >> 6); }
+
+// Trellis tables as compile-time constants, so that register arrays are
+// indexed statically once the state loops are unrolled.
+__device__ __forceinline__ int into_t(int i) {
+    constexpr int t[4 * S] = TINTO;
+    return t[i];
+}
+__device__ __forceinline__ int out_t(int i) {
+    constexpr int t[4 * S] = TOUT;
+    return t[i];
+}
+
+// One step of the forward (FWD) or backward recursion over all S states of
+// one thread: what `step` above computes across S lanes.
+template <bool FWD>
+__device__ __forceinline__ void step_all(float (&m)[S], const Branches& g) {
+    float n[S];
+#pragma unroll
+    for (int s = 0; s < S; s++) {
+        const int n0 = FWD ? into_t(4 * s) : out_t(4 * s), b0 = FWD ? into_t(4 * s + 1) : out_t(4 * s + 1);
+        const int n1 = FWD ? into_t(4 * s + 2) : out_t(4 * s + 2), b1 = FWD ? into_t(4 * s + 3) : out_t(4 * s + 3);
+        n[s] = op(__fadd_rn(m[n0], g[b0]), __fadd_rn(m[n1], g[b1]));
+    }
+    const float z = n[0];
+#pragma unroll
+    for (int s = 0; s < S; s++) m[s] = __fsub_rn(n[s], z);
+}
+
+// max* over the S terms of one thread, as `fold`: the model's order for the
+// log-MAP corrections; for max a tree (max is exact in any order, and no term
+// is ever −0, so the order cannot pick a different zero).
+__device__ __forceinline__ float fold_states(const float (&t)[S]) {
+#if MAXSTAR == 0
+    float v[S];
+#pragma unroll
+    for (int s = 0; s < S; s++) v[s] = t[s];
+#pragma unroll
+    for (int w = S / 2; w > 0; w >>= 1) {
+#pragma unroll
+        for (int s = 0; s < w; s++) v[s] = max2(v[s], v[s + w]);
+    }
+    return max2(IMPOSSIBLE, v[0]);
+#else
+    float m = IMPOSSIBLE;
+#pragma unroll
+    for (int s = 0; s < S; s++) m = op(m, t[s]);
+    return m;
+#endif
+}
+
+template <typename L> struct Pair;
+template <> struct Pair<i8> { typedef char2 T; };
+template <> struct Pair<float> { typedef float2 T; };
+
+// The shared memory of a fused CTA.
+template <typename L>
+struct Fused {
+    typedef typename Pair<L>::T P2;
+    float* x;
+    P2* in;
+    float* ck;
+    u32* hb;
+    int* misc;  // [0] changed, [2..] CRC partials
+    __device__ Fused(unsigned char* base, void* rows, u32 blk) {
+        x = (float*)base;
+        ck = x + XLEN;
+        hb = (u32*)(ck + NSEG * (S - 1) * FNT);
+        misc = (int*)(hb + W);
+#if FROWS_GLOBAL
+        // This block's rows in global memory (written by its own load phase,
+        // so read with plain loads, not through the read-only cache).
+        in = (P2*)rows + (size_t)blk * 2 * LMAX * FNT;
+#else
+        in = (P2*)((u32*)base + HEAD);
+#endif
+    }
+};
+
+// Stage data of decoder C at row r of sub-block q: branch metrics with the
+// a-priori LLR at natural index xi (or none past K), and sys for decisions.
+template <typename L>
+__device__ __forceinline__ Branches fstage(const Fused<L>& f, int c, int r, int q, int kk, int xi, float inv_scale, float& sys, float& lak) {
+    const typename Fused<L>::P2 v = f.in[(c * LMAX + r) * FNT + q];
+    sys = __fmul_rn((float)v.x, inv_scale);
+    const float par = __fmul_rn((float)v.y, inv_scale);
+    lak = kk < K ? f.x[px(xi)] : 0.0f;
+    return branches(sys, par, lak);
+}
+
+__device__ __forceinline__ int fstart(int q) { return q * K / P; }
+__device__ __forceinline__ int fend(int q) { return q + 1 == P ? STAGES : (q + 1) * K / P; }
+
+// One half-iteration of decoder C for thread p, phase A: the α at the start
+// and the β at the end of the sub-block (carried, trained, terminated).
+template <int C, typename L>
+__device__ __forceinline__ void fused_edges(const Fused<L>& f, int p, int it, u32 blocks, u32 blk, const u32* __restrict__ prow, const float* __restrict__ edges,
+                                            float inv_scale, float (&a)[S], float (&b)[S]) {
+    const int start = fstart(p), end = fend(p);
+    const size_t per = (size_t)blocks * P * S;
+    const bool carried = CARRIES && it > 1;
+    const float* read_a = edges + (size_t)((C * 2 + (it + 1) % 2) * 2) * per;
+    const float* read_b = read_a + per;
+    const size_t here = ((size_t)blk * P + p) * S;
+    float sys, lak;
+#pragma unroll
+    for (int s = 0; s < S; s++) a[s] = (carried && p > 0) ? read_a[here + s] : 0.0f;
+    if (TRAINS && p > 0) {
+        // Stages start−G .. start−1 are the last G of sub-block p − 1.
+        const int ps = fstart(p - 1);
+        for (int j = 0; j < G; j++) {
+            const int kk = start - G + j;
+            const int xi = C == 0 ? kk : (int)prow[(kk - ps) * FNT + p - 1];
+            step_all<true>(a, fstage(f, C, kk - ps, p - 1, kk, xi, inv_scale, sys, lak));
+        }
+    }
+    if (p == 0) {
+#pragma unroll
+        for (int s = 0; s < S; s++) a[s] = terminated(s);
+    }
+#pragma unroll
+    for (int s = 0; s < S; s++) b[s] = (carried && p + 1 < P) ? read_b[here + s] : 0.0f;
+    if (TRAINS && p + 1 < P) {
+        // Stages end .. end+G−1 are the first G of sub-block p + 1.
+        for (int j = G - 1; j >= 0; j--) {
+            const int kk = end + j;
+            const int xi = C == 0 ? kk : (int)prow[j * FNT + p + 1];
+            step_all<false>(b, fstage(f, C, j, p + 1, kk, xi, inv_scale, sys, lak));
+        }
+    }
+    if (p + 1 == P) {
+#pragma unroll
+        for (int s = 0; s < S; s++) b[s] = terminated(s);
+    }
+}
+
+// The inputs of one stage that both passes need: sl = sys + la (the
+// decision's first sum, and 2A of the branch metrics), b = par/2, and the
+// natural index of the stage's a-priori LLR.
+struct StageIn {
+    float sl, b;
+    int xi;
+};
+
+// (float)v for an i8 LLR. With FCVT_MAGIC, without the conversion unit (16
+// conversions per clock per SM on sm_90, against 128 additions): the float 1.5·2^23 + v has v in its low
+// mantissa bits, exactly, and subtracting 1.5·2^23 leaves exactly v (+0 for
+// 0); three full-rate instructions instead of one slow one.
+#if FCVT_MAGIC
+__device__ __forceinline__ float to_float(signed char v) { return __fsub_rn(__int_as_float(0x4B400000 + (int)v), 12582912.0f); }
+#else
+__device__ __forceinline__ float to_float(signed char v) { return (float)v; }
+#endif
+__device__ __forceinline__ float to_float(float v) { return v; }
+
+template <int C, typename L>
+__device__ __forceinline__ StageIn stage_in(const Fused<L>& f, int r, int q, int kk, int xi, float inv_scale) {
+    const typename Fused<L>::P2 v = f.in[(C * LMAX + r) * FNT + q];
+    const float sys = __fmul_rn(to_float(v.x), inv_scale);
+    const float par = __fmul_rn(to_float(v.y), inv_scale);
+    const float lak = kk < K ? f.x[px(xi)] : 0.0f;
+    return StageIn{__fadd_rn(sys, lak), __fmul_rn(0.5f, par), xi};
+}
+
+// `branches` from a StageIn: the same operations on the same values.
+__device__ __forceinline__ Branches branches_of(const StageIn& in) {
+    const float a = __fmul_rn(0.5f, in.sl), b = in.b;
+    return Branches{__fadd_rn(a, b), __fsub_rn(a, b), __fadd_rn(-a, b), __fsub_rn(-a, b), b};
+}
+
+// Phase B: the forward pass (checkpoints, the carried α of the next
+// sub-block), then the backward pass with the extrinsic LLRs written back
+// into X (and, for decoder 1, the decisions). Each segment's stage inputs
+// are loaded together before its recursion, so that their latencies overlap
+// instead of adding up stage after stage (the backward pass's stores to X
+// would otherwise keep the compiler from hoisting the next stage's loads).
+template <int C, typename L>
+__device__ __forceinline__ void fused_run(const Fused<L>& f, int p, int it, u32 blocks, u32 blk, const u32* __restrict__ prow, float* __restrict__ edges,
+                                          float inv_scale, float scale, float (&a)[S], float (&b)[S]) {
+    const int start = fstart(p), len = fend(p) - start;
+    const size_t per = (size_t)blocks * P * S;
+    float* write_a = edges + (size_t)((C * 2 + it % 2) * 2) * per;
+    float* write_b = write_a + per;
+    const size_t here = ((size_t)blk * P + p) * S;
+    const int eidx = TRAINS ? len - G : len;  // α carried to the next sub-block
+    const int bidx = TRAINS ? G : 0;          // β carried to the previous one
+    auto xi_of = [&](int i) { return C == 0 ? start + i : (int)prow[i * FNT + p]; };
+
+    for (int j = 0; j < NSEG; j++) {
+        const int base = j * SEG;
+        if (base >= len) break;
+#pragma unroll
+        for (int s = 1; s < S; s++) f.ck[(j * (S - 1) + s - 1) * FNT + p] = a[s];
+        StageIn in[SEG];
+#pragma unroll
+        for (int t = 0; t < SEG; t++) {
+            if (base + t < len) in[t] = stage_in<C>(f, base + t, p, start + base + t, xi_of(base + t), inv_scale);
+        }
+#pragma unroll
+        for (int t = 0; t < SEG; t++) {
+            const int i = base + t;
+            if (i < len) {
+                if (CARRIES && i == eidx && p + 1 < P) {
+#pragma unroll
+                    for (int s = 0; s < S; s++) write_a[here + S + s] = a[s];
+                }
+                step_all<true>(a, branches_of(in[t]));
+            }
+        }
+    }
+    if (CARRIES && eidx == len && p + 1 < P) {
+#pragma unroll
+        for (int s = 0; s < S; s++) write_a[here + S + s] = a[s];
+    }
+
+    bool changed = false;
+    for (int j = NSEG - 1; j >= 0; j--) {
+        const int base = j * SEG;
+        if (base >= len) continue;
+        StageIn in[SEG];
+        u32 old[SEG];  // the stage's previous decision (decoder 1)
+#pragma unroll
+        for (int t = 0; t < SEG; t++) {
+            if (base + t < len) {
+                in[t] = stage_in<C>(f, base + t, p, start + base + t, xi_of(base + t), inv_scale);
+                // Only this thread changes this bit in this half-iteration,
+                // so a plain read of its word sees its last value.
+                if (C == 1) old[t] = (f.hb[in[t].xi >> 5] >> (in[t].xi & 31)) & 1;
+            }
+        }
+        float A[SEG][S];
+        A[0][0] = 0.0f;
+#pragma unroll
+        for (int s = 1; s < S; s++) A[0][s] = f.ck[(j * (S - 1) + s - 1) * FNT + p];
+#pragma unroll
+        for (int t = 0; t + 1 < SEG; t++) {
+#pragma unroll
+            for (int s = 0; s < S; s++) A[t + 1][s] = A[t][s];
+            if (base + t + 1 < len) step_all<true>(A[t + 1], branches_of(in[t]));
+        }
+#pragma unroll
+        for (int t = SEG - 1; t >= 0; t--) {
+            const int i = base + t;
+            if (i < len) {
+                const int kk = start + i;
+                const Branches g = branches_of(in[t]);
+                float nb[S];
+#pragma unroll
+                for (int s = 0; s < S; s++) nb[s] = b[s];
+                step_all<false>(nb, g);
+                // Extrinsic LLR of the stage from α here and β at the next stage.
+                const float minus = -g.half;
+                float t0[S], t1[S];
+#pragma unroll
+                for (int s = 0; s < S; s++) {
+                    const int n0 = out_t(4 * s), b0 = out_t(4 * s + 1), n1 = out_t(4 * s + 2), b1 = out_t(4 * s + 3);
+                    t0[s] = __fadd_rn(__fadd_rn(A[t][s], (b0 & 1) ? minus : g.half), b[n0]);
+                    t1[s] = __fadd_rn(__fadd_rn(A[t][s], (b1 & 1) ? minus : g.half), b[n1]);
+                }
+                const float m0 = fold_states(t0), m1 = fold_states(t1);
+                if (kk < K) {
+                    const float le = __fsub_rn(m0, m1);
+                    const int xi = in[t].xi;
+                    f.x[px(xi)] = __fmul_rn(scale, le);
+                    if (C == 1) {
+                        const u32 bit = __fadd_rn(in[t].sl, le) < 0.0f;
+                        if (bit != old[t]) {
+                            changed = true;
+                            const u32 mask = 1u << (xi & 31);
+                            if (bit) atomicOr(&f.hb[xi >> 5], mask);
+                            else atomicAnd(&f.hb[xi >> 5], ~mask);
+                        }
+                    }
+                }
+#pragma unroll
+                for (int s = 0; s < S; s++) b[s] = nb[s];
+                if (CARRIES && p > 0 && i == bidx) {
+#pragma unroll
+                    for (int s = 0; s < S; s++) write_b[here - S + s] = b[s];
+                }
+            }
+        }
+    }
+    if (C == 1 && changed) f.misc[0] = 1;
+}
+
+template <int C, typename L>
+__device__ __forceinline__ void fused_half(const Fused<L>& f, int it, u32 blocks, u32 blk, const u32* __restrict__ prow, float* __restrict__ edges, float inv_scale,
+                                           float scale) {
+    const int p = threadIdx.x;
+    float a[S], b[S];
+    if (p < P) fused_edges<C>(f, p, it, blocks, blk, prow, edges, inv_scale, a, b);
+    // DSTW trains on the neighbours' stages, whose X the neighbours rewrite.
+    if (TRAINS) __syncthreads();
+    if (p < P) fused_run<C>(f, p, it, blocks, blk, prow, edges, inv_scale, scale, a, b);
+}
+
+template <typename L>
+__device__ __forceinline__ void fused(const L* __restrict__ in, u64 pitch, u32 blocks, float inv_scale, const u32* __restrict__ perm,
+                                      const u32* __restrict__ prow, void* rows, float* __restrict__ edges, u32* __restrict__ out, u32* __restrict__ status,
+                                      float scale) {
+    extern __shared__ __align__(16) unsigned char fsm[];
+    const u32 blk = blockIdx.x;
+    const Fused<L> f(fsm, rows, blk);
+    if (blk >= blocks) return;
+    const L* u = in + blk * pitch;
+    // Load: every stage's (sys, par) of both decoders into its row, X = 0, no decisions.
+    for (int kk = threadIdx.x; kk < STAGES; kk += FNT) {
+        const int q = kk < K ? (int)(((u64)(kk + 1) * P - 1) / K) : P - 1;
+        const int r = kk - fstart(q);
+        typename Fused<L>::P2 v0, v1;
+        if (kk < K) {
+            v0.x = u[kk];
+            v0.y = u[TD1 + kk];
+            v1.x = u[perm[kk]];
+            v1.y = u[TD2 + kk];
+        } else {
+            const int i = kk - K;
+            v0.x = u[TAIL[2 * i]];
+            v0.y = u[TAIL[2 * i + 1]];
+            v1.x = u[TAIL[2 * M + 2 * i]];
+            v1.y = u[TAIL[2 * M + 2 * i + 1]];
+        }
+        f.in[(size_t)r * FNT + q] = v0;
+        f.in[((size_t)LMAX + r) * FNT + q] = v1;
+    }
+    for (int k = threadIdx.x; k < XLEN; k += FNT) f.x[k] = 0.0f;
+    for (int w = threadIdx.x; w < W; w += FNT) f.hb[w] = 0;
+    __syncthreads();
+
+    for (int it = 1; it <= ITERS; it++) {
+        fused_half<0>(f, it, blocks, blk, prow, edges, inv_scale, scale);
+        if (threadIdx.x == 0) f.misc[0] = 0;
+        __syncthreads();
+        fused_half<1>(f, it, blocks, blk, prow, edges, inv_scale, scale);
+        __syncthreads();
+        bool ok = false;
+#if STOP >= 2
+        // The CRC of the K decisions, in chunks as turbo_stop computes it.
+        constexpr int CHUNK = (K + FNT - 1) / FNT;
+        const int lo = threadIdx.x * CHUNK;
+        const int hi = lo + CHUNK < K ? lo + CHUNK : K;
+        u32 r = 0;
+        for (int i = lo; i < hi; i++) {
+            u32 top = ((r >> 23) ^ (f.hb[i >> 5] >> (i & 31))) & 1;
+            r = (r << 1) & MASK24;
+            if (top) r ^= POLY;
+        }
+        if (lo < hi) r = mulmod(r, xpow(K - hi));
+        for (int o = 16; o > 0; o >>= 1) r ^= __shfl_xor_sync(FULL, r, o);
+        if (threadIdx.x % 32 == 0) f.misc[2 + threadIdx.x / 32] = (int)r;
+        __syncthreads();
+        u32 all = 0;
+        for (int j = 0; j < FNT / 32; j++) all ^= (u32)f.misc[2 + j];
+        ok = all == 0;
+#endif
+        const bool stop = (STOP == 1 && it > 1 && f.misc[0] == 0) || (STOP >= 2 && ok) || it == ITERS;
+        if (stop) {
+            for (int w = threadIdx.x; w < W; w += FNT) out[(size_t)blk * W + w] = f.hb[w];
+            if (threadIdx.x == 0) status[blk] = (u32)it | (STOP >= 2 ? (1u << 16) | ((u32)ok << 17) : 0u);
+            return;
+        }
+        // Every thread has read the flag and the partials before they change.
+        __syncthreads();
+    }
+}
+
+}  // namespace turbo
+
+extern "C" __global__ void __launch_bounds__(TFNT) turbo_fused_i8(const i8* in, u64 pitch, u32 blocks, float inv_scale, const u32* perm, const u32* prow,
+                                                                 void* rows, float* edges, u32* out, u32* status, float scale) {
+    fused(in, pitch, blocks, inv_scale, perm, prow, rows, edges, out, status, scale);
+}
+
+extern "C" __global__ void __launch_bounds__(TFNT) turbo_fused_f32(const float* in, u64 pitch, u32 blocks, float inv_scale, const u32* perm, const u32* prow,
+                                                                  void* rows, float* edges, u32* out, u32* status, float scale) {
+    fused(in, pitch, blocks, inv_scale, perm, prow, rows, edges, out, status, scale);
 }

@@ -1,16 +1,21 @@
 //! `gpufec ber turbo` and `gpufec bench turbo`: LTE turbo code blocks on the
-//! CPU decoders (serial, or the sub-block model with its guard).
+//! CPU decoders (serial, or the sub-block model with its guard) or the GPU
+//! decoder (the sub-block model).
 
 use super::bench::{BenchArgs, time_decoder};
 use super::count::count_usize;
 use super::curve::{CurveArgs, EBN0, run_curve};
 use super::grid::Grid;
 use crate::codes::decode::{Batch, BatchDecoder};
+use crate::codes::error::CodeError;
 use crate::codes::sim::Link;
 use crate::codes::turbo::{CpuTurbo, DecoderConfig, EarlyStop, Guard, MaxStar, TransportBlock, TransportDecoder, TransportLink, TurboCode, TurboEncoder, TurboLink};
-use crate::codes::channel::{BpskAwgn, Channel};
+use crate::codes::channel::{BpskAwgn, Channel, Quantizer, noise_variance};
+use crate::codes::llr::{Llr, LlrType};
 use crate::codes::encode::Encoder;
-use crate::gpu::{BENCH_EBN0_DB, Backend};
+use crate::gpu::bench::{copy_engine, end_to_end, host_floor, kernel_only};
+use crate::gpu::{Backend, BackendOptions, Choice, GpuTurbo, PipelineOptions, turbo_decoder};
+use std::cell::RefCell;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use serde_json::{Map, Value};
@@ -154,19 +159,51 @@ pub struct BerTurboArgs {
     ebn0: Grid,
     #[command(flatten)]
     curve: CurveArgs,
+    /// Where the decoder runs: auto (the GPU when one is usable), cpu or gpu.
+    #[arg(long, default_value = "auto")]
+    backend: Backend,
 }
 
 /// Run `gpufec ber turbo`; whether Ctrl-C ended it.
 pub fn ber(a: BerTurboArgs) -> anyhow::Result<bool> {
     let (sent, cfg) = a.turbo.resolve()?;
-    let threads = a.turbo.threads;
-    let decoder = |code: TurboCode| CpuTurbo::<f32>::new(code, cfg, 1.0, threads);
-    let mut link: Box<dyn Link> = match &sent {
-        Sent::Blocks(code) => Box::new(TurboLink::new(code.clone(), Box::new(decoder(code.clone()).context("--threads")?))?),
-        Sent::Transport(tb) => Box::new(TransportLink::new(TransportDecoder::new(tb.clone(), |code| Ok(Box::new(decoder(code)?)))?)),
+    let backend = a.backend;
+    let options = BackendOptions { backend, cpu_threads: a.turbo.threads, pipeline: PipelineOptions::default() };
+    // The choice of the first decoder built (a transport block builds one per
+    // code block size; they choose alike).
+    let chosen: RefCell<Option<Choice>> = RefCell::new(None);
+    let decoder = |code: TurboCode| -> anyhow::Result<Box<dyn BatchDecoder<f32>>> {
+        let (d, choice) = turbo_decoder::<f32>(code, cfg, 1.0, &options).with_context(|| format!("--backend {backend}"))?;
+        chosen.borrow_mut().get_or_insert(choice);
+        Ok(d)
     };
-    println!("backend: {}", link.describe());
-    let p = a.turbo.parameters(&sent, &cfg);
+    let mut link: Box<dyn Link> = match &sent {
+        Sent::Blocks(code) => Box::new(TurboLink::new(code.clone(), decoder(code.clone())?)?),
+        Sent::Transport(tb) => {
+            // The transport decoder takes CodeErrors; keep the builder's own
+            // error to report it as it is.
+            let failed: RefCell<Option<anyhow::Error>> = RefCell::new(None);
+            let made = TransportDecoder::new(tb.clone(), |code| {
+                decoder(code).map_err(|e| {
+                    let line = format!("{e:#}");
+                    failed.borrow_mut().get_or_insert(e);
+                    CodeError::InvalidParameter(line)
+                })
+            });
+            match (made, failed.into_inner()) {
+                (Ok(d), _) => Box::new(TransportLink::new(d)),
+                (Err(_), Some(e)) => return Err(e),
+                (Err(e), None) => return Err(e.into()),
+            }
+        }
+    };
+    let about = match chosen.into_inner().and_then(|c| c.why_not_gpu) {
+        Some(why) => format!("{} (no GPU: {why})", link.describe()),
+        None => link.describe(),
+    };
+    println!("backend: {about}");
+    let mut p = a.turbo.parameters(&sent, &cfg);
+    p.insert("backend".into(), about.into());
     run_curve(link.as_mut(), EBN0, &a.ebn0, &a.curve, p)
 }
 
@@ -177,28 +214,111 @@ pub struct BenchTurboArgs {
     turbo: TurboArgs,
     #[command(flatten)]
     bench: BenchArgs,
+    /// Eb/N0 of the noisy blocks, dB (early stopping makes the speed depend on it).
+    #[arg(long, default_value_t = TURBO_BENCH_EBN0_DB, allow_hyphen_values = true)]
+    ebn0: f64,
+    /// LLR type: on a GPU i8 (quantized with the matched scale, the default)
+    /// or f32; the CPU bench decodes f32.
+    #[arg(long, value_parser = llr_type)]
+    llr: Option<LlrType>,
 }
 
-/// Run `gpufec bench turbo`: the CPU decoder on noisy blocks at the bench Eb/N0.
+/// The bench's default Eb/N0, dB: near the LTE K = 6144 waterfall at rate
+/// 1/3, where blocks need most of their iterations.
+pub const TURBO_BENCH_EBN0_DB: f64 = 1.5;
+
+fn llr_type(s: &str) -> anyhow::Result<LlrType> {
+    Ok(s.parse()?)
+}
+
+/// Run `gpufec bench turbo`: the CPU decoder's rows, or on a GPU its
+/// kernel-only and end-to-end figures with the time split and the host and
+/// copy-engine floors, on noisy blocks at `--ebn0`.
 pub fn bench(a: BenchTurboArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(a.bench.backend == Backend::Cpu, "--backend {}: the turbo decoder runs on the CPU so far", a.bench.backend);
     anyhow::ensure!(a.bench.threads.is_none(), "--threads: give the turbo decoder's threads with its own --threads");
+    // The channel's own check, before anything is built.
+    noise_variance(a.ebn0, 1.0 / 3.0).context("--ebn0")?;
     let (Sent::Blocks(code), cfg) = a.turbo.resolve()? else {
         anyhow::bail!("--tbs: bench turbo measures code blocks (--block)");
     };
     let run = a.bench.resolve()?;
-    let blocks = (run.bits as usize).div_ceil(code.k()).max(1);
-    let mut enc = TurboEncoder::new(code.clone());
-    let bits: Vec<u8> = (0..blocks * code.k()).map(|i| (i.wrapping_mul(0x9E37_79B9) >> 7) as u8 & 1).collect();
-    let mut coded = Vec::new();
-    enc.encode(&bits, &mut coded)?;
-    let mut llrs = Vec::new();
-    BpskAwgn::new(BENCH_EBN0_DB, enc.rate(), 1)?.transmit(&coded, &mut llrs)?;
+    if !run.gpu {
+        anyhow::ensure!(a.llr != Some(LlrType::I8), "--llr i8: the CPU bench decodes f32 LLRs (i8 is for --backend gpu)");
+    }
     println!("machine: {}", super::bench::machine());
-    println!("bench turbo: K={} ({}), Eb/N0 {BENCH_EBN0_DB} dB, {blocks} blocks per repetition", code.k(), cfg.describe());
+    if run.gpu {
+        return match a.llr.unwrap_or(LlrType::I8) {
+            LlrType::I8 => bench_gpu::<i8>(code, cfg, a.ebn0, &run),
+            LlrType::F32 => bench_gpu::<f32>(code, cfg, a.ebn0, &run),
+        };
+    }
+    let blocks = (run.bits as usize).div_ceil(code.k()).max(1);
+    let (llrs, _) = noisy_blocks::<f32>(&code, blocks, a.ebn0)?;
+    println!("bench turbo: K={} ({}), Eb/N0 {} dB, {blocks} blocks per repetition", code.k(), cfg.describe(), a.ebn0);
     let mut dec = CpuTurbo::<f32>::new(code.clone(), cfg, 1.0, a.turbo.threads)?;
     let batch = Batch::uniform(&llrs, code.coded_len())?;
     let timing = time_decoder(&mut dec, &batch, (blocks * code.k()) as u64, run.budget)?;
     println!("{:.2} Mb/s  {}", timing.mbps(), dec.describe());
+    Ok(())
+}
+
+/// `blocks` encoded pseudo-random code blocks of `code` over BPSK/AWGN at
+/// `ebn0` dB as LLRs of `T` (i8 quantized with the channel's matched scale),
+/// and the scale to divide them by.
+fn noisy_blocks<T: Llr>(code: &TurboCode, blocks: usize, ebn0: f64) -> anyhow::Result<(Vec<T>, f32)> {
+    let mut enc = TurboEncoder::new(code.clone());
+    let bits: Vec<u8> = (0..blocks * code.k()).map(|i| (i.wrapping_mul(0x9E37_79B9) >> 7) as u8 & 1).collect();
+    let mut coded = Vec::new();
+    enc.encode(&bits, &mut coded)?;
+    let quantizer = Quantizer::matched(noise_variance(ebn0, enc.rate())?)?;
+    let scale = if T::TYPE == LlrType::I8 { quantizer.scale() } else { 1.0 };
+    let mut llrs = Vec::new();
+    BpskAwgn::<T>::with_quantizer(ebn0, enc.rate(), 1, quantizer)?.transmit(&coded, &mut llrs)?;
+    Ok((llrs, scale))
+}
+
+/// The GPU's figures for `code` and `cfg`: kernel-only (one device-resident
+/// batch), end to end through the decoder contract with the time split, the
+/// host-memory floor and the copy engine's ceiling for the batch's bytes.
+fn bench_gpu<T: Llr>(code: TurboCode, cfg: DecoderConfig, ebn0: f64, run: &super::bench::Run) -> anyhow::Result<()> {
+    let pipeline = PipelineOptions { slots: run.slots, ..Default::default() };
+    // The LLRs' scale is only known once the channel is: a first decoder gives the batch size.
+    let probe = GpuTurbo::<T>::new(code.clone(), cfg, 1.0, &pipeline).context("--backend gpu")?;
+    let per_batch = probe.limit().units;
+    drop(probe);
+    // Two distinct batches, or more to cover --bits.
+    let blocks = (run.bits as usize).div_ceil(code.k()).max(2 * per_batch).div_ceil(per_batch) * per_batch;
+    let (units, scale) = noisy_blocks::<T>(&code, 2 * per_batch, ebn0)?;
+    let mut dec = GpuTurbo::<T>::new(code.clone(), cfg, scale, &pipeline).context("--backend gpu")?;
+    let k = code.k();
+    println!(
+        "bench turbo --backend gpu: K={k} ({}), {} LLRs at Eb/N0 {ebn0} dB, {per_batch} blocks per batch\n{}",
+        cfg.describe(),
+        T::NAME,
+        dec.describe()
+    );
+    let reps = 10;
+    let kernel = kernel_only(&mut dec, &units, reps)?;
+    println!("kernel-only: {kernel:.2} Gb/s (one device-resident batch, mean of {reps} decodes: load, iterations, stop)");
+    let batches = blocks / per_batch;
+    let e = end_to_end(&mut dec, &units, batches)?;
+    println!(
+        "end to end: {:.2} Gb/s over {batches} batches ({} slots): per batch H2D {:.2} ms, kernels {:.2} ms, D2H {:.2} ms, staging {:.2} ms, unpacking {:.2} ms, wall {:.2} ms, overlap {:.0} %",
+        e.gbps,
+        run.slots,
+        e.h2d_ms,
+        e.kernel_ms,
+        e.d2h_ms,
+        e.stage_ms,
+        e.unpack_ms,
+        e.wall_ms,
+        e.overlap_percent()
+    );
+    // LLR bytes per information bit: the 3K + 4m LLRs of a block over its K
+    // bits, rounded down (the tail's 4m LLRs are a fraction of a percent;
+    // rounding up would count 4 bytes for 3).
+    let in_bytes = (code.coded_len() * size_of::<T>() / k).max(1);
+    host_floor(0, in_bytes, per_batch * k)?;
+    copy_engine(0, per_batch * code.coded_len() * size_of::<T>())?;
     Ok(())
 }

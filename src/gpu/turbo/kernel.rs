@@ -21,7 +21,10 @@ const STOP_THREADS: u32 = 256;
 const SHARED_ALPHA_BYTES: usize = 48 << 10;
 
 /// The entry points of one compilation, in this order.
-pub(super) const ENTRIES: [&str; 5] = ["turbo_load_i8", "turbo_load_f32", "turbo_siso0", "turbo_siso1", "turbo_stop"];
+pub(super) const ENTRIES: [&str; 7] = ["turbo_load_i8", "turbo_load_f32", "turbo_siso0", "turbo_siso1", "turbo_stop", "turbo_fused_i8", "turbo_fused_f32"];
+
+/// Most threads of a CTA: the fused kernel runs a code block's sub-blocks in one.
+const MAX_CTA_THREADS: usize = 1024;
 
 /// The auxiliary buffers of a slot, by index.
 pub(super) mod aux {
@@ -54,15 +57,54 @@ pub(super) struct Geometry {
     pub words: usize,
     /// Edge metrics are carried between iterations.
     pub carries: bool,
+    /// Threads of a fused CTA: one per sub-block, in whole warps.
+    pub fnt: usize,
+    /// Stages between the fused kernel's α checkpoints (`SEG` stages of α
+    /// are recomputed into registers, so S · SEG registers); see
+    /// [`Geometry::new`] for GPUFEC_TURBO_SEG.
+    pub seg: usize,
+    /// The fused kernel keeps its stage rows in a global scratch buffer
+    /// ([`aux::SP`]) rather than in shared memory.
+    pub rows_global: bool,
+    /// The fused kernel converts i8 LLRs to float by integer arithmetic
+    /// rather than the conversion unit (GPUFEC_TURBO_CVT=magic|i2f, default i2f).
+    pub cvt_magic: bool,
 }
 
 impl Geometry {
-    pub fn new(code: &TurboCode, cfg: &DecoderConfig) -> Self {
+    /// The geometry of `code` and `cfg`; GPUFEC_TURBO_ROWS=global|shared
+    /// says where the fused kernel keeps its stage rows (default shared),
+    /// GPUFEC_TURBO_SEG its checkpoint spacing and GPUFEC_TURBO_CVT how it
+    /// converts i8 LLRs, so that variants can be compared on one machine.
+    pub fn new(code: &TurboCode, cfg: &DecoderConfig) -> anyhow::Result<Self> {
+        let rows_global = match std::env::var("GPUFEC_TURBO_ROWS").as_deref() {
+            Ok("global") => true,
+            Ok("shared") | Err(_) => false,
+            Ok(other) => anyhow::bail!("GPUFEC_TURBO_ROWS={other}: give global or shared"),
+        };
+        // GPUFEC_TURBO_SEG=n: stages between α checkpoints (default 64/S, so
+        // 64 registers of recomputed α), to measure the trade of registers
+        // against shared memory.
+        let states = code.trellis().states();
+        let seg = match std::env::var("GPUFEC_TURBO_SEG") {
+            Ok(v) => match v.parse::<usize>() {
+                Ok(n) if (1..=32).contains(&n) => n,
+                _ => anyhow::bail!("GPUFEC_TURBO_SEG={v}: give 1..=32 stages"),
+            },
+            Err(_) => 64 / states,
+        };
+        // The conversion unit measured faster on the H200 (3.64 against
+        // 3.30 Gb/s, BENCHMARKS.md): the integer route costs more issue slots.
+        let cvt_magic = match std::env::var("GPUFEC_TURBO_CVT").as_deref() {
+            Ok("magic") => true,
+            Ok("i2f") | Err(_) => false,
+            Ok(other) => anyhow::bail!("GPUFEC_TURBO_CVT={other}: give magic or i2f"),
+        };
         let (k, m) = (code.k(), code.trellis().memory());
         let p = cfg.subblocks;
         let end = |i: usize| if i + 1 == p { k + m } else { cfg.subblock_start(k, i + 1) };
         let lmax = (0..p).map(|i| end(i) - cfg.subblock_start(k, i)).max().unwrap_or(k + m);
-        Self {
+        Ok(Self {
             k,
             m,
             states: code.trellis().states(),
@@ -71,7 +113,44 @@ impl Geometry {
             alpha_shared: (lmax + 1) * SISO_THREADS * 4 <= SHARED_ALPHA_BYTES,
             words: k.div_ceil(32),
             carries: cfg.guard.carries(),
+            fnt: p.div_ceil(32) * 32,
+            seg,
+            rows_global,
+            cvt_magic,
+        })
+    }
+
+    /// Dynamic shared memory of a fused CTA whose LLRs take `llr_bytes`
+    /// each, bytes (the layout at the top of the fused kernel, `HEAD` words
+    /// then the stage rows); `None` when a CTA cannot hold the sub-blocks.
+    pub fn fused_smem(&self, llr_bytes: usize) -> Option<usize> {
+        if self.fnt > MAX_CTA_THREADS {
+            return None;
         }
+        let xlen = self.k + (self.k >> 6) + 1;
+        let nseg = self.lmax.div_ceil(self.seg);
+        let misc = 4 + self.fnt / 32;
+        let head = (xlen + nseg * (self.states - 1) * self.fnt + self.words + misc + 1) & !1;
+        Some(head * 4 + if self.rows_global { 0 } else { self.rows_bytes(llr_bytes) })
+    }
+
+    /// Bytes of one code block's stage rows (both decoders) for LLRs of `llr_bytes`.
+    pub fn rows_bytes(&self, llr_bytes: usize) -> usize {
+        2 * self.lmax * self.fnt * 2 * llr_bytes
+    }
+
+    /// Π of each sub-block's stages in the fused kernel's row layout:
+    /// `prow[i][q]` = Π(start of q + i), 0 past the sub-block (never used).
+    pub fn stage_rows(&self, perm: &[u32], cfg: &DecoderConfig) -> Vec<u32> {
+        let mut rows = vec![0u32; self.lmax * self.fnt];
+        for q in 0..self.subblocks {
+            let start = cfg.subblock_start(self.k, q);
+            let end = if q + 1 == self.subblocks { self.k } else { cfg.subblock_start(self.k, q + 1) };
+            for kk in start..end {
+                rows[(kk - start) * self.fnt + q] = perm[kk];
+            }
+        }
+        rows
     }
 
     /// Sub-blocks per half-iteration CTA.
@@ -89,9 +168,19 @@ impl Geometry {
         if self.alpha_shared { ((self.lmax + 1) * SISO_THREADS * 4) as u32 } else { 0 }
     }
 
-    /// Bytes of each auxiliary buffer for batches of up to `blocks` blocks.
-    pub fn aux_bytes(&self, blocks: usize) -> Vec<usize> {
+    /// Bytes of each auxiliary buffer for batches of up to `blocks` blocks
+    /// of LLRs of `llr_bytes`; the fused kernel needs only the edge metrics
+    /// (and its stage rows when they are global).
+    pub fn aux_bytes(&self, blocks: usize, fused: bool, llr_bytes: usize) -> Vec<usize> {
         let stages = self.k + self.m;
+        if fused {
+            let mut v = vec![4; 6];
+            if self.rows_global {
+                v[aux::SP] = blocks * self.rows_bytes(llr_bytes);
+            }
+            v[aux::EDGES] = if self.carries { 8 * blocks * self.subblocks * self.states * 4 } else { 4 };
+            return v;
+        }
         let mut v = vec![0; 6];
         v[aux::SP] = 2 * blocks * stages * 8;
         v[aux::LA] = 2 * blocks * self.k * 4;
@@ -152,6 +241,10 @@ pub(super) fn defines(code: &TurboCode, cfg: &DecoderConfig, g: &Geometry) -> an
         ("ITERS", cfg.iterations),
         ("LMAX", g.lmax),
         ("NT", SISO_THREADS),
+        ("TFNT", g.fnt),
+        ("TSEG", g.seg),
+        ("FROWS_GLOBAL", usize::from(g.rows_global)),
+        ("FCVT_MAGIC", usize::from(g.cvt_magic)),
         ("ALPHA_SHARED", usize::from(g.alpha_shared)),
         ("TD1", layout.stream_start(1)),
         ("TD2", layout.stream_start(2)),
@@ -170,7 +263,7 @@ pub(super) fn defines(code: &TurboCode, cfg: &DecoderConfig, g: &Geometry) -> an
 /// image: lets a machine without a GPU check that a configuration compiles.
 pub fn compile_turbo_kernel(code: &TurboCode, cfg: &DecoderConfig, arch: &str) -> anyhow::Result<Vec<u8>> {
     cfg.validate(code.k())?;
-    let g = Geometry::new(code, cfg);
+    let g = Geometry::new(code, cfg)?;
     crate::gpu::compile::compile_cubin("turbo.cu", arch, &defines(code, cfg, &g)?)
 }
 
@@ -201,8 +294,11 @@ pub(super) struct Launcher<'a> {
     pub scale: f32,
     /// 1 / the LLRs' input scale.
     pub inv_scale: f32,
-    /// Π then Π⁻¹, K `u32` each.
+    /// Π then Π⁻¹, K `u32` each, then the stage rows of Π ([`Geometry::stage_rows`]).
     pub tables: sys::CUdeviceptr,
+    /// The fused kernel for the LLR type and its dynamic shared memory, when
+    /// a CTA holds a code block (else the per-half-iteration kernels run).
+    pub fused: Option<(&'a CudaFunction, u32)>,
 }
 
 impl Launcher<'_> {
@@ -228,6 +324,23 @@ impl Launcher<'_> {
         // items, the output W words and the status one word per block, and
         // `tables` holds Π and Π⁻¹.
         unsafe {
+            if let Some((f, smem)) = self.fused {
+                let mut prow = self.tables + 8 * g.k as u64;
+                let mut p = [
+                    arg(&mut input),
+                    arg(&mut pitch),
+                    arg(&mut count),
+                    arg(&mut inv_scale),
+                    arg(&mut perm),
+                    arg(&mut prow),
+                    arg(&mut sp),
+                    arg(&mut edges),
+                    arg(&mut out),
+                    arg(&mut status),
+                    arg(&mut scale),
+                ];
+                return launch(f, blocks, g.fnt as u32, smem, stream, &mut p, "turbo fused kernel launch");
+            }
             let mut p = [arg(&mut input), arg(&mut pitch), arg(&mut count), arg(&mut inv_scale), arg(&mut perm), arg(&mut sp), arg(&mut la), arg(&mut flags)];
             launch(self.load, blocks, LOAD_THREADS, 0, stream, &mut p, "turbo load kernel launch")?;
             for it in 1..=self.iterations as i32 {

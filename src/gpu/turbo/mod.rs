@@ -1,13 +1,18 @@
 //! Host-side launcher of the GPU turbo decoder (`kernels/turbo.cu`): the
 //! code and decoder configuration become compile-time constants, code blocks
-//! travel through the N-slot [`Pipeline`], and each batch is decoded by a
-//! load kernel, two half-iteration kernels per iteration (S threads per
-//! sub-block, one per trellis state) and a stop kernel per iteration.
+//! travel through the N-slot [`Pipeline`], and each batch is decoded by one
+//! launch of the fused kernel (one CTA per code block, one thread per
+//! sub-block, every iteration and the stop inside) where a CTA can hold a
+//! code block, else by a load kernel, two half-iteration kernels per
+//! iteration (S threads per sub-block, one per trellis state) and a stop
+//! kernel per iteration; and the family's choice between it and the CPU.
 
 mod kernel;
 
 pub use kernel::compile_turbo_kernel;
 
+use super::backend::{BackendOptions, Choice, select};
+use super::bench::GpuBench;
 use super::compile::kernels;
 use super::device::{DeviceInfo, context, cuda, info_of};
 use super::memory::DeviceBuf;
@@ -16,9 +21,15 @@ use super::viterbi::{MAX_BATCH_BYTES, device_error, stage_units};
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
 use crate::codes::error::CodeResult;
 use crate::codes::llr::{Llr, LlrType};
-use crate::codes::turbo::{DecoderConfig, EarlyStop, TurboCode};
-use cudarc::driver::{CudaFunction, result};
+use crate::codes::turbo::{CpuTurbo, DecoderConfig, EarlyStop, TurboCode};
+use cudarc::driver::{CudaFunction, result, sys};
 use kernel::{ENTRIES, Geometry, Launcher, SISO_THREADS};
+
+/// Indices into [`ENTRIES`] (each `_I8` entry has its `f32` twin next to it).
+const ENTRY_LOAD_I8: usize = 0;
+const ENTRY_SISO0: usize = 2;
+const ENTRY_STOP: usize = 4;
+const ENTRY_FUSED_I8: usize = 5;
 
 /// Code blocks per batch, in multiples of the sub-blocks the device runs at
 /// once: enough that the last, partial wave costs little.
@@ -36,9 +47,11 @@ const DEFAULT_SLOT_BYTES: usize = 1 << 30;
 ///
 /// A unit is one sent block in the family's [`Layout`](crate::codes::turbo::Layout)
 /// (3K + 4m LLRs); it decodes to K bits. `i8` LLRs are multiplied by
-/// 1 / `input_scale` as they are loaded, as the CPU decoder does. Each
-/// sub-block of each code block is run by S GPU threads, one per trellis
-/// state, exchanging metrics by warp shuffles; blocks stop on their own
+/// 1 / `input_scale` as they are loaded, as the CPU decoder does. Where a
+/// CTA can hold a code block, each sub-block is run by one GPU thread with
+/// the state metrics in registers and the whole decoding of the block is one
+/// CTA's; otherwise each sub-block is run by S GPU threads, one per trellis
+/// state, exchanging metrics by warp shuffles. Blocks stop on their own
 /// criterion, and a stopped block is skipped by the later iterations.
 ///
 /// # Example
@@ -59,8 +72,10 @@ pub struct GpuTurbo<T: Llr> {
     cfg: DecoderConfig,
     shape: [UnitShape; 1],
     geometry: Geometry,
-    /// The load kernel for `T`, the two half-iterations, the stop.
+    /// Every entry point of the compilation, in [`ENTRIES`] order.
     functions: Vec<CudaFunction>,
+    /// The fused kernel's dynamic shared memory, when it runs.
+    fused: Option<u32>,
     inv_scale: f32,
     registers: i32,
     resident_subblocks: usize,
@@ -84,26 +99,48 @@ impl<T: Llr> GpuTurbo<T> {
         let ctx = context(pipeline.device)?;
         ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
         let device = info_of(&ctx)?;
-        let geometry = Geometry::new(&code, &cfg);
+        let geometry = Geometry::new(&code, &cfg)?;
         let defines = kernel::defines(&code, &cfg, &geometry)?;
-        let mut functions = kernels(&ctx, "turbo.cu", &ENTRIES, &defines)?;
-        // Keep the load kernel of T only.
-        functions.remove(if T::TYPE == LlrType::I8 { 1 } else { 0 });
-        let siso = &functions[1];
-        let registers = siso.num_regs().map_err(cuda("cuFuncGetAttribute"))?;
-        let per_sm =
-            siso.occupancy_max_active_blocks_per_multiprocessor(SISO_THREADS as u32, geometry.smem() as usize, None).map_err(cuda("occupancy query"))?;
+        let functions = kernels(&ctx, "turbo.cu", &ENTRIES, &defines)?;
+        let i8s = T::TYPE == LlrType::I8;
+        // The fused kernel when a CTA can hold a code block's sub-blocks and
+        // their stages; GPUFEC_TURBO_SPLIT=1 forces the per-half-iteration
+        // kernels (to compare the two on one machine).
+        let split_forced = std::env::var("GPUFEC_TURBO_SPLIT").is_ok_and(|v| v == "1");
+        let fused_fn = &functions[if i8s { ENTRY_FUSED_I8 } else { ENTRY_FUSED_I8 + 1 }];
+        let fused_smem = geometry.fused_smem(size_of::<T>()).filter(|&b| !split_forced && b <= device.smem_per_block_optin);
+        let mut fused_per_sm = 0;
+        if let Some(bytes) = fused_smem {
+            // Beyond the default per-block size a kernel must opt in.
+            if bytes > device.smem_per_block {
+                fused_fn
+                    .set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32)
+                    .map_err(cuda("cuFuncSetAttribute"))?;
+            }
+            fused_per_sm =
+                fused_fn.occupancy_max_active_blocks_per_multiprocessor(geometry.fnt as u32, bytes, None).map_err(cuda("occupancy query"))? as usize;
+        }
+        let fused_smem = fused_smem.filter(|_| fused_per_sm > 0);
+        let fused = fused_smem.is_some();
+        let (kernel_fn, threads, smem) = match fused_smem {
+            Some(b) => (fused_fn, geometry.fnt as u32, b),
+            None => (&functions[ENTRY_SISO0], SISO_THREADS as u32, geometry.smem() as usize),
+        };
+        let registers = kernel_fn.num_regs().map_err(cuda("cuFuncGetAttribute"))?;
+        let per_sm = kernel_fn.occupancy_max_active_blocks_per_multiprocessor(threads, smem, None).map_err(cuda("occupancy query"))?;
         anyhow::ensure!(per_sm > 0, "the turbo kernel for this code and configuration does not fit on {}", device.name);
-        let resident_subblocks = per_sm as usize * geometry.tasks_per_cta() * device.sms as usize;
+        // Sub-blocks the device runs at once (the fused kernel: whole code blocks).
+        let per_cta = if fused { cfg.subblocks } else { geometry.tasks_per_cta() };
+        let resident_subblocks = per_sm as usize * per_cta * device.sms as usize;
 
         let (k, n) = (code.k(), code.coded_len());
         let shape = UnitShape::exact(n, k);
-        let per_block: usize = geometry.aux_bytes(1).iter().sum::<usize>() + n * size_of::<T>();
+        let per_block: usize = geometry.aux_bytes(1, fused, size_of::<T>()).iter().sum::<usize>() + n * size_of::<T>();
         let batch_units = match pipeline.batch_units {
             0 => (WAVES * resident_subblocks).div_ceil(cfg.subblocks).min(DEFAULT_SLOT_BYTES / per_block).max(1),
             b => b,
         };
-        let aux_bytes = batch_units.checked_mul(per_block).map(|_| geometry.aux_bytes(batch_units));
+        let aux_bytes = batch_units.checked_mul(per_block).map(|_| geometry.aux_bytes(batch_units, fused, size_of::<T>()));
         let fits = aux_bytes.as_ref().is_some_and(|a| a.iter().all(|&b| b <= MAX_BATCH_BYTES) && batch_units * n * size_of::<T>() <= MAX_BATCH_BYTES);
         anyhow::ensure!(
             fits && batch_units * cfg.subblocks <= u32::MAX as usize,
@@ -123,9 +160,10 @@ impl<T: Llr> GpuTurbo<T> {
         for (i, &p) in perm.iter().enumerate() {
             inv[p as usize] = i as u32;
         }
-        let tables = DeviceBuf::new(&ctx, 8 * k)?;
-        let both: Vec<u32> = perm.iter().copied().chain(inv).collect();
-        // SAFETY: the buffer holds 2K words; the copy is waited for below,
+        let rows = geometry.stage_rows(perm, &cfg);
+        let tables = DeviceBuf::new(&ctx, 4 * (2 * k + rows.len()))?;
+        let both: Vec<u32> = perm.iter().copied().chain(inv).chain(rows).collect();
+        // SAFETY: the buffer holds 2K words and the rows; the copy is waited for below,
         // before any kernel can read it.
         unsafe { result::memcpy_htod_sync(tables.ptr(), &both) }.map_err(cuda("interleaver table copy"))?;
         ctx.synchronize().map_err(cuda("cuCtxSynchronize"))?;
@@ -136,6 +174,7 @@ impl<T: Llr> GpuTurbo<T> {
             cfg,
             geometry,
             functions,
+            fused: fused_smem.map(|b| b as u32),
             inv_scale: 1.0 / input_scale,
             registers,
             resident_subblocks,
@@ -167,23 +206,32 @@ impl<T: Llr> GpuTurbo<T> {
     pub fn time_kernel(&mut self, batch: &Batch<'_, T>, reps: usize) -> anyhow::Result<f64> {
         let units = check_batch(batch, &self.shape, self.limit())?;
         let n = self.shape[0].items;
-        let launcher = launcher(&self.functions, &self.geometry, &self.cfg, self.inv_scale, &self.tables);
+        let launcher = launcher::<T>(&self.functions, &self.geometry, &self.cfg, self.inv_scale, &self.tables, self.fused);
         self.pipe.time_launches(units, n, |host, r| stage_units(host, batch, n, n, r), reps, |s, slot| launcher.run(s, slot, n, units))
     }
 }
 
-/// The launches of a decoder's batches; a function of the fields it reads,
-/// so that the pipeline can be borrowed mutably beside it.
-fn launcher<'a>(functions: &'a [CudaFunction], geometry: &'a Geometry, cfg: &DecoderConfig, inv_scale: f32, tables: &DeviceBuf) -> Launcher<'a> {
+/// The launches of a decoder's batches of `T`; a function of the fields it
+/// reads, so that the pipeline can be borrowed mutably beside it.
+fn launcher<'a, T: Llr>(
+    functions: &'a [CudaFunction],
+    geometry: &'a Geometry,
+    cfg: &DecoderConfig,
+    inv_scale: f32,
+    tables: &DeviceBuf,
+    fused: Option<u32>,
+) -> Launcher<'a> {
+    let i8s = T::TYPE == LlrType::I8;
     Launcher {
-        load: &functions[0],
-        siso: [&functions[1], &functions[2]],
-        stop: &functions[3],
+        load: &functions[if i8s { ENTRY_LOAD_I8 } else { ENTRY_LOAD_I8 + 1 }],
+        siso: [&functions[ENTRY_SISO0], &functions[ENTRY_SISO0 + 1]],
+        stop: &functions[ENTRY_STOP],
         geometry,
         iterations: cfg.iterations,
         scale: cfg.scaling,
         inv_scale,
         tables: tables.ptr(),
+        fused: fused.map(|smem| (&functions[if i8s { ENTRY_FUSED_I8 } else { ENTRY_FUSED_I8 + 1 }], smem)),
     }
 }
 
@@ -204,7 +252,7 @@ impl<T: Llr> BatchDecoder<T> for GpuTurbo<T> {
         let units = check_batch(batch, &self.shape, self.limit())?;
         let n = self.shape[0].items;
         let words = self.geometry.words;
-        let launcher = launcher(&self.functions, &self.geometry, &self.cfg, self.inv_scale, &self.tables);
+        let launcher = launcher::<T>(&self.functions, &self.geometry, &self.cfg, self.inv_scale, &self.tables, self.fused);
         self.pipe
             .submit(units, n, |host, r| stage_units(host, batch, n, n, r), units * words, units, |s, slot| launcher.run(s, slot, n, units))
             .map_err(device_error)?;
@@ -242,13 +290,24 @@ impl<T: Llr> BatchDecoder<T> for GpuTurbo<T> {
         let (major, minor) = self.device.compute_capability;
         let g = &self.geometry;
         format!(
-            "gpu {} ({}, sm_{major}{minor}, {} LLRs, {} threads per sub-block, {} sub-blocks per CTA, α in {} memory, {} regs, {} sub-blocks resident, {} blocks/batch, {} slots, {} host threads), {}, {}",
+            "gpu {} ({}, sm_{major}{minor}, {} LLRs, {}, {} regs, {} sub-blocks resident, {} blocks/batch, {} slots, {} host threads), {}, {}",
             self.device.index,
             self.device.name,
             T::NAME,
-            g.states,
-            g.tasks_per_cta(),
-            if g.alpha_shared { "shared" } else { "global" },
+            match self.fused {
+                Some(smem) => format!(
+                    "fused: one CTA of {} threads per code block, one per sub-block, α checkpoints every {} stages, stage rows in {} memory, {smem} B shared",
+                    g.fnt,
+                    g.seg,
+                    if g.rows_global { "global" } else { "shared" }
+                ),
+                None => format!(
+                    "per half-iteration: {} threads per sub-block, {} sub-blocks per CTA, α in {} memory",
+                    g.states,
+                    g.tasks_per_cta(),
+                    if g.alpha_shared { "shared" } else { "global" }
+                ),
+            },
             self.registers,
             self.resident_subblocks,
             self.batch_units,
@@ -258,4 +317,35 @@ impl<T: Llr> BatchDecoder<T> for GpuTurbo<T> {
             self.cfg.describe()
         )
     }
+}
+
+impl<T: Llr> GpuBench<T> for GpuTurbo<T> {
+    fn time_kernel(&mut self, batch: &Batch<'_, T>, reps: usize) -> anyhow::Result<f64> {
+        GpuTurbo::time_kernel(self, batch, reps)
+    }
+
+    fn last_split(&self) -> BatchSplit {
+        GpuTurbo::last_split(self)
+    }
+}
+
+/// A turbo decoder of `code` computing `cfg` on the backend `options` asks
+/// for (through [`select`]: with `auto`, the GPU when one is usable, else the
+/// CPU with the reason): [`GpuTurbo`] on the pipeline of `options`, or
+/// [`CpuTurbo`] on `options.cpu_threads` threads. LLRs are divided by
+/// `input_scale` either way.
+///
+/// # Example
+/// ```
+/// use gpufec::codes::turbo::{DecoderConfig, TurboCode};
+/// use gpufec::gpu::{Backend, BackendOptions, turbo_decoder};
+/// let options = BackendOptions { backend: Backend::Cpu, cpu_threads: 1, ..Default::default() };
+/// let (dec, choice) = turbo_decoder::<f32>(TurboCode::lte(40)?, DecoderConfig::default(), 1.0, &options)?;
+/// assert!(dec.describe().starts_with("cpu") && !choice.gpu);
+/// # anyhow::Ok(())
+/// ```
+pub fn turbo_decoder<T: Llr>(code: TurboCode, cfg: DecoderConfig, input_scale: f32, options: &BackendOptions) -> anyhow::Result<(Box<dyn BatchDecoder<T>>, Choice)> {
+    let gpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> { Ok(Box::new(GpuTurbo::<T>::new(code.clone(), cfg, input_scale, &options.pipeline)?)) };
+    let cpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> { Ok(Box::new(CpuTurbo::<T>::new(code.clone(), cfg, input_scale, options.cpu_threads)?)) };
+    select(options.backend, gpu, cpu)
 }
