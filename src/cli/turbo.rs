@@ -14,6 +14,7 @@ use crate::codes::channel::{BpskAwgn, Channel, Quantizer, noise_variance};
 use crate::codes::llr::{Llr, LlrType};
 use crate::codes::encode::Encoder;
 use crate::gpu::bench::{copy_engine, end_to_end, host_floor, kernel_only};
+use crate::codes::turbo::decoder::Precision;
 use crate::gpu::{Backend, BackendOptions, Choice, GpuTurbo, PipelineOptions, turbo_decoder};
 use std::cell::RefCell;
 use anyhow::Context;
@@ -72,6 +73,29 @@ pub struct TurboArgs {
     /// CPU threads (0: every core).
     #[arg(long, default_value = "0", value_parser = count_usize)]
     pub threads: usize,
+    /// The CPU decoder's metrics: f32 (the reference, what the GPU computes)
+    /// or i16 (saturating, twice the blocks per instruction; max-log only).
+    #[arg(long, value_enum, default_value = "f32")]
+    pub precision: PrecisionArg,
+}
+
+/// `--precision`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PrecisionArg {
+    /// 32-bit floats.
+    F32,
+    /// 16-bit integers with saturation.
+    I16,
+}
+
+impl PrecisionArg {
+    /// The decoder's precision.
+    pub fn precision(self) -> Precision {
+        match self {
+            PrecisionArg::F32 => Precision::F32,
+            PrecisionArg::I16 => Precision::I16,
+        }
+    }
 }
 
 /// What is sent: bare code blocks, or transport blocks through the LTE chain.
@@ -121,6 +145,11 @@ impl TurboArgs {
         for k in sizes {
             cfg.validate(k).with_context(|| format!("turbo decoder of K = {k}"))?;
         }
+        anyhow::ensure!(
+            self.precision == PrecisionArg::F32 || max_star == MaxStar::Max,
+            "--precision i16 decodes with max-log-MAP only, not --algorithm {}",
+            max_star.name()
+        );
         Ok((sent, cfg))
     }
 
@@ -167,13 +196,13 @@ pub struct BerTurboArgs {
 /// Run `gpufec ber turbo`; whether Ctrl-C ended it.
 pub fn ber(a: BerTurboArgs) -> anyhow::Result<bool> {
     let (sent, cfg) = a.turbo.resolve()?;
-    let backend = a.backend;
+    let (backend, precision) = (a.backend, a.turbo.precision.precision());
     let options = BackendOptions { backend, cpu_threads: a.turbo.threads, pipeline: PipelineOptions::default() };
     // The choice of the first decoder built (a transport block builds one per
     // code block size; they choose alike).
     let chosen: RefCell<Option<Choice>> = RefCell::new(None);
     let decoder = |code: TurboCode| -> anyhow::Result<Box<dyn BatchDecoder<f32>>> {
-        let (d, choice) = turbo_decoder::<f32>(code, cfg, 1.0, &options).with_context(|| format!("--backend {backend}"))?;
+        let (d, choice) = turbo_decoder::<f32>(code, cfg, 1.0, precision, &options).with_context(|| format!("--backend {backend}"))?;
         chosen.borrow_mut().get_or_insert(choice);
         Ok(d)
     };
@@ -247,6 +276,7 @@ pub fn bench(a: BenchTurboArgs) -> anyhow::Result<()> {
     }
     println!("machine: {}", super::bench::machine());
     if run.gpu {
+        anyhow::ensure!(a.turbo.precision == PrecisionArg::F32, "--precision i16 is the CPU decoder's; the GPU decodes in f32");
         return match a.llr.unwrap_or(LlrType::I8) {
             LlrType::I8 => bench_gpu::<i8>(code, cfg, a.ebn0, &run),
             LlrType::F32 => bench_gpu::<f32>(code, cfg, a.ebn0, &run),
@@ -255,7 +285,7 @@ pub fn bench(a: BenchTurboArgs) -> anyhow::Result<()> {
     let blocks = (run.bits as usize).div_ceil(code.k()).max(1);
     let (llrs, _) = noisy_blocks::<f32>(&code, blocks, a.ebn0)?;
     println!("bench turbo: K={} ({}), Eb/N0 {} dB, {blocks} blocks per repetition", code.k(), cfg.describe(), a.ebn0);
-    let mut dec = CpuTurbo::<f32>::new(code.clone(), cfg, 1.0, a.turbo.threads)?;
+    let mut dec = CpuTurbo::<f32>::new(code.clone(), cfg, 1.0, a.turbo.threads)?.with_precision(a.turbo.precision.precision())?;
     let batch = Batch::uniform(&llrs, code.coded_len())?;
     let timing = time_decoder(&mut dec, &batch, (blocks * code.k()) as u64, run.budget)?;
     println!("{:.2} Mb/s  {}", timing.mbps(), dec.describe());

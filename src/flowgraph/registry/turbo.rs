@@ -12,7 +12,7 @@ use crate::codes::framing::{BlockCutter, Cutter};
 use crate::codes::llr::Llr;
 use crate::codes::turbo::decoder::{MAX_ITERATIONS, Precision};
 use crate::codes::turbo::{self, CpuTurbo, DecoderConfig, EarlyStop, MaxStar, TurboCode};
-use crate::gpu::Choice;
+use crate::gpu::{Backend, Choice, turbo_decoder};
 use futuresdr::runtime::BlockId;
 
 /// The kinds of this module.
@@ -26,7 +26,7 @@ pub(super) const KINDS: &[Kind] = &[
     },
     Kind {
         name: "TurboDecoder",
-        summary: "LTE turbo decoder of code blocks (max-log-MAP or log-MAP, P sub-blocks with a guard), on the CPU",
+        summary: "LTE turbo decoder of code blocks (max-log-MAP or log-MAP, P sub-blocks with a guard), on the CPU or the GPU",
         groups: &[LLR, &[BLOCK], DECODER, BACKEND, DECODER_BLOCK],
         ports: |a| decoder_ports(a, llr_type(a)?),
         add: |a, asm| by_llr(a, asm, add_decoder::<i8>, add_decoder::<f32>),
@@ -120,15 +120,13 @@ fn add_decoder<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockId> 
         _ => None,
     };
     let build = || -> anyhow::Result<(Box<dyn BatchDecoder<T>>, Choice)> {
-        anyhow::ensure!(options.backend != crate::gpu::Backend::Gpu, "the turbo decoder block runs on the CPU so far");
-        let why = (options.backend == crate::gpu::Backend::Auto).then(|| "the turbo decoder block runs on the CPU so far".to_string());
-        let mut decoder = CpuTurbo::<T>::new(code.clone(), cfg, scale, options.cpu_threads)?;
-        if block_options.soft {
-            decoder = decoder.with_soft_output();
+        if !block_options.soft {
+            return turbo_decoder::<T>(code.clone(), cfg, scale, precision, &options);
         }
-        if precision == Precision::I16 {
-            decoder = decoder.with_precision(precision)?;
-        }
+        // Soft output is the CPU decoder's so far.
+        anyhow::ensure!(options.backend != Backend::Gpu, "soft output comes from the CPU turbo decoder only so far");
+        let why = (options.backend == Backend::Auto).then(|| "soft output comes from the CPU turbo decoder only so far".to_string());
+        let decoder = CpuTurbo::<T>::new(code.clone(), cfg, scale, options.cpu_threads)?.with_precision(precision)?.with_soft_output();
         Ok((Box::new(decoder), Choice { gpu: false, why_not_gpu: why }))
     };
     let (decoder, choice) = build_decoder(a, asm, &options, build)?;

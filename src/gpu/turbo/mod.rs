@@ -21,6 +21,7 @@ use super::viterbi::{MAX_BATCH_BYTES, device_error, stage_units};
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
 use crate::codes::error::CodeResult;
 use crate::codes::llr::{Llr, LlrType};
+use crate::codes::turbo::decoder::Precision;
 use crate::codes::turbo::{CpuTurbo, DecoderConfig, EarlyStop, TurboCode};
 use cudarc::driver::{CudaFunction, result, sys};
 use kernel::{ENTRIES, Geometry, Launcher, SISO_THREADS};
@@ -332,20 +333,32 @@ impl<T: Llr> GpuBench<T> for GpuTurbo<T> {
 /// A turbo decoder of `code` computing `cfg` on the backend `options` asks
 /// for (through [`select`]: with `auto`, the GPU when one is usable, else the
 /// CPU with the reason): [`GpuTurbo`] on the pipeline of `options`, or
-/// [`CpuTurbo`] on `options.cpu_threads` threads. LLRs are divided by
-/// `input_scale` either way.
+/// [`CpuTurbo`] on `options.cpu_threads` threads with `precision`'s metrics
+/// (16-bit metrics are the CPU's: `gpu` then fails, `auto` says why). LLRs
+/// are divided by `input_scale` either way.
 ///
 /// # Example
 /// ```
-/// use gpufec::codes::turbo::{DecoderConfig, TurboCode};
+/// use gpufec::codes::turbo::{DecoderConfig, TurboCode, decoder::Precision};
 /// use gpufec::gpu::{Backend, BackendOptions, turbo_decoder};
 /// let options = BackendOptions { backend: Backend::Cpu, cpu_threads: 1, ..Default::default() };
-/// let (dec, choice) = turbo_decoder::<f32>(TurboCode::lte(40)?, DecoderConfig::default(), 1.0, &options)?;
+/// let (dec, choice) = turbo_decoder::<f32>(TurboCode::lte(40)?, DecoderConfig::default(), 1.0, Precision::I16, &options)?;
 /// assert!(dec.describe().starts_with("cpu") && !choice.gpu);
 /// # anyhow::Ok(())
 /// ```
-pub fn turbo_decoder<T: Llr>(code: TurboCode, cfg: DecoderConfig, input_scale: f32, options: &BackendOptions) -> anyhow::Result<(Box<dyn BatchDecoder<T>>, Choice)> {
-    let gpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> { Ok(Box::new(GpuTurbo::<T>::new(code.clone(), cfg, input_scale, &options.pipeline)?)) };
-    let cpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> { Ok(Box::new(CpuTurbo::<T>::new(code.clone(), cfg, input_scale, options.cpu_threads)?)) };
+pub fn turbo_decoder<T: Llr>(
+    code: TurboCode,
+    cfg: DecoderConfig,
+    input_scale: f32,
+    precision: Precision,
+    options: &BackendOptions,
+) -> anyhow::Result<(Box<dyn BatchDecoder<T>>, Choice)> {
+    let gpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
+        anyhow::ensure!(precision == Precision::F32, "16-bit metrics are the CPU decoder's; the GPU decodes in f32");
+        Ok(Box::new(GpuTurbo::<T>::new(code.clone(), cfg, input_scale, &options.pipeline)?))
+    };
+    let cpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
+        Ok(Box::new(CpuTurbo::<T>::new(code.clone(), cfg, input_scale, options.cpu_threads)?.with_precision(precision)?))
+    };
     select(options.backend, gpu, cpu)
 }
