@@ -373,6 +373,22 @@ fn turbo_commands_run_and_refuse_bad_values() {
     fails(&["bench", "turbo", "--ebn0", "100"], &["--ebn0", "100 dB"]);
     fails(&["bench", "turbo", "--llr", "i8", "--backend", "cpu"], &["--llr i8", "f32"]);
     fails(&["bench", "turbo", "--tbs", "1000"], &["--tbs", "code blocks"]);
+    // A code of your own: memory 4, an interleaver from a file.
+    let dir = std::env::temp_dir().join(format!("gpufec-cli-interleaver-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("perm.txt");
+    let perm: Vec<String> = (0..100u32).map(|i| ((37 * i + 11) % 100).to_string()).collect();
+    std::fs::write(&file, perm.join(",")).unwrap();
+    let path = file.to_str().unwrap();
+    let out = ok(&["ber", "turbo", "--polys", "23,35", "--interleaver", path, "--ebn0", "5", "--max-bits", "2000", "--backend", "cpu"]);
+    assert!(out.contains("rsc 23/35, K 100, a table") && out.contains("2000 bits, 0 errors"), "{out}");
+    std::fs::write(&file, "0,1,1").unwrap();
+    fails(&["ber", "turbo", "--interleaver", path, "--ebn0", "5"], &["--interleaver", "not a permutation"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    fails(&["ber", "turbo", "--interleaver", "/no/such/perm.txt", "--ebn0", "5"], &["--interleaver", "/no/such/perm.txt"]);
+    fails(&["ber", "turbo", "--polys", "13", "--ebn0", "5"], &["--polys 13", "two octal polynomials"]);
+    fails(&["ber", "turbo", "--polys", "77,75", "--ebn0", "5"], &["--polys", "memory 5"]);
+    fails(&["ber", "turbo", "--polys", "13,15", "--tbs", "100", "--ebn0", "5"], &["--polys and --interleaver", "--tbs"]);
     // The flowgraph kinds name the field at fault.
     for (set, want) in [
         ("decoder.iterations=0", &["'iterations'", "1..=64"][..]),

@@ -44,14 +44,13 @@ const DECODER: &[Param] = &[
         "max-log-MAP, or log-MAP with the exact or the linear correction",
     ),
     Param::optional("scaling", ParamType::Real, "extrinsic scaling in (0, 1]; default 0.75 with max-log, 1 with log-MAP"),
-    Param::with_default("subblocks", ParamType::Count, Literal::Count(1), "sub-blocks P decoded independently (1: the serial decoder)"),
-    Param::with_default(
-        "guard",
-        ParamType::Choice(&["none", "pivi", "dstw", "pividstw"]),
-        Literal::Text("none"),
-        "how sub-block edges are estimated (P > 1)",
+    Param::optional(
+        "subblocks",
+        ParamType::Count,
+        "sub-blocks P decoded independently (1: the serial decoder); without subblocks, guard and window: serial on the CPU, P = K/64 (at most 96) with PIVIDSTW g = 8 on the GPU",
     ),
-    Param::with_default("window", ParamType::Count, Literal::Count(0), "training window g in stages (dstw, pividstw)"),
+    Param::optional("guard", ParamType::Choice(&["none", "pivi", "dstw", "pividstw"]), "how sub-block edges are estimated (P > 1; default none)"),
+    Param::optional("window", ParamType::Count, "training window g in stages (dstw, pividstw)"),
     Param::with_default(
         "early_stop",
         ParamType::Choice(&["never", "stable"]),
@@ -83,9 +82,9 @@ fn config(a: &Args, k: usize) -> anyhow::Result<DecoderConfig> {
         scaling: a.real_opt("scaling")?.map_or(if max_star == MaxStar::Max { 0.75 } else { 1.0 }, |s| s as f32),
         iterations: a.size_in("iterations", 1..=MAX_ITERATIONS)?,
         early_stop: if a.text("early_stop")? == "stable" { EarlyStop::Stable } else { EarlyStop::Never },
-        subblocks: a.size_in("subblocks", 1..=k)?,
-        guard: a.about("guard", a.text("guard")?.parse())?,
-        window: a.size_in("window", 0..=k)?,
+        subblocks: if a.has("subblocks") { a.size_in("subblocks", 1..=k)? } else { 1 },
+        guard: a.about("guard", a.text_opt("guard")?.unwrap_or("none").parse())?,
+        window: if a.has("window") { a.size_in("window", 0..=k)? } else { 0 },
     };
     // The one check of every field's combination, named by the field it blames.
     cfg.validate(k).map_err(|e| {
@@ -121,7 +120,8 @@ fn add_decoder<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockId> 
     };
     let build = || -> anyhow::Result<(Box<dyn BatchDecoder<T>>, Choice)> {
         if !block_options.soft {
-            return turbo_decoder::<T>(code.clone(), cfg, scale, precision, &options);
+            let auto_split = !(a.has("subblocks") || a.has("guard") || a.has("window"));
+            return turbo_decoder::<T>(code.clone(), cfg, scale, precision, auto_split, &options);
         }
         // Soft output is the CPU decoder's so far.
         anyhow::ensure!(options.backend != Backend::Gpu, "soft output comes from the CPU turbo decoder only so far");

@@ -335,14 +335,16 @@ impl<T: Llr> GpuBench<T> for GpuTurbo<T> {
 /// CPU with the reason): [`GpuTurbo`] on the pipeline of `options`, or
 /// [`CpuTurbo`] on `options.cpu_threads` threads with `precision`'s metrics
 /// (16-bit metrics are the CPU's: `gpu` then fails, `auto` says why). LLRs
-/// are divided by `input_scale` either way.
+/// are divided by `input_scale` either way. With `auto_split`, the GPU
+/// decodes `cfg` split as [`DecoderConfig::with_gpu_split`] says, the CPU
+/// `cfg` as it is.
 ///
 /// # Example
 /// ```
 /// use gpufec::codes::turbo::{DecoderConfig, TurboCode, decoder::Precision};
 /// use gpufec::gpu::{Backend, BackendOptions, turbo_decoder};
 /// let options = BackendOptions { backend: Backend::Cpu, cpu_threads: 1, ..Default::default() };
-/// let (dec, choice) = turbo_decoder::<f32>(TurboCode::lte(40)?, DecoderConfig::default(), 1.0, Precision::I16, &options)?;
+/// let (dec, choice) = turbo_decoder::<f32>(TurboCode::lte(40)?, DecoderConfig::default(), 1.0, Precision::I16, false, &options)?;
 /// assert!(dec.describe().starts_with("cpu") && !choice.gpu);
 /// # anyhow::Ok(())
 /// ```
@@ -351,10 +353,12 @@ pub fn turbo_decoder<T: Llr>(
     cfg: DecoderConfig,
     input_scale: f32,
     precision: Precision,
+    auto_split: bool,
     options: &BackendOptions,
 ) -> anyhow::Result<(Box<dyn BatchDecoder<T>>, Choice)> {
     let gpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
         anyhow::ensure!(precision == Precision::F32, "16-bit metrics are the CPU decoder's; the GPU decodes in f32");
+        let cfg = if auto_split { cfg.with_gpu_split(code.k()) } else { cfg };
         Ok(Box::new(GpuTurbo::<T>::new(code.clone(), cfg, input_scale, &options.pipeline)?))
     };
     let cpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
