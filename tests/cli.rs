@@ -360,6 +360,10 @@ fn turbo_commands_run_and_refuse_bad_values() {
         (&["--tbs", "1e9"], &["--tbs", "above"]),
         (&["--block", "40", "--tbs", "100"], &["--block and --tbs"]),
         (&["--coded", "100"], &["--coded and --rv apply to transport blocks"]),
+        (&["--tbs", "100", "--coded", "0"], &["G = 0", "at least one bit"]),
+        (&["--precision", "i16", "--algorithm", "log-map"], &["--precision i16", "max-log-MAP only"]),
+        (&["--polys", ""], &["--polys", "two octal polynomials"]),
+        (&["--interleaver", "/dev/null"], &["--interleaver", "no entries"]),
     ] {
         let mut a = vec!["ber", "turbo", "--ebn0", "1"];
         a.extend_from_slice(args);
@@ -402,4 +406,8 @@ fn turbo_commands_run_and_refuse_bad_values() {
     ] {
         fails(&["run", "flowgraphs/turbo_awgn.toml", "--set", set, "--set", "source.total=6144"], want);
     }
+    let log_map_i16 = ["decoder.precision=\"i16\"", "decoder.algorithm=\"log-map\"", "decoder.input_scale=1"];
+    let mut args = vec!["run", "flowgraphs/turbo_awgn.toml"];
+    log_map_i16.iter().for_each(|s| args.extend(["--set", s]));
+    fails(&args, &["'precision'", "max-log-MAP only"]);
 }

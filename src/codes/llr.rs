@@ -27,6 +27,8 @@ pub trait Llr: Copy + Default + Send + Sync + PartialEq + std::fmt::Debug + 'sta
     fn from_llr(llr: f32, quantizer: &Quantizer) -> Self;
     /// The slice as its concrete sample type, for kernels written per type.
     fn typed(llrs: &[Self]) -> LlrSlice<'_>;
+    /// The value as an `f32` (an `i8` in its quantized units, unscaled).
+    fn to_f32(self) -> f32;
 }
 
 /// The LLR type of a stream, as the command line and flowgraph files name it.
@@ -110,6 +112,10 @@ impl Llr for f32 {
     fn typed(llrs: &[f32]) -> LlrSlice<'_> {
         LlrSlice::F32(llrs)
     }
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self
+    }
 }
 
 impl Llr for i8 {
@@ -128,6 +134,10 @@ impl Llr for i8 {
     }
     fn typed(llrs: &[i8]) -> LlrSlice<'_> {
         LlrSlice::I8(llrs)
+    }
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        f32::from(self)
     }
 }
 

@@ -112,13 +112,10 @@ impl Layout {
     }
 
     /// Bits of the block.
+    // A block is never empty (K ≥ 1), so an `is_empty` would always say false.
+    #[allow(clippy::len_without_is_empty)]
     pub fn len(&self) -> usize {
         3 * self.k + 4 * self.m
-    }
-
-    /// Never empty (K ≥ 1); for symmetry with `len`.
-    pub fn is_empty(&self) -> bool {
-        false
     }
 
     /// Index of bit `j` (0..4m) of the tail sequence: the first encoder's

@@ -14,7 +14,7 @@
 use super::qpp::MAX_BLOCK;
 use crate::codes::bits::first_non_bit;
 use crate::codes::error::{CodeError, CodeResult, invalid};
-use crate::codes::llr::{Llr, LlrSlice, check_finite};
+use crate::codes::llr::{Llr, check_finite};
 
 /// Columns of the sub-block interleaver (C_TC of §5.1.4.1.1).
 const COLUMNS: usize = 32;
@@ -266,17 +266,10 @@ impl RateMatch {
         self.check_coded_len(out.len(), "LLR outputs")?;
         check_finite(llrs)?;
         out.fill(0.0);
-        match T::typed(llrs) {
-            LlrSlice::F32(v) => self.scatter_add(v.iter().copied(), out),
-            LlrSlice::I8(v) => self.scatter_add(v.iter().map(|&l| f32::from(l)), out),
+        for (&i, l) in self.indices.iter().zip(llrs) {
+            out[i as usize] += l.to_f32();
         }
         Ok(())
-    }
-
-    fn scatter_add(&self, llrs: impl Iterator<Item = f32>, out: &mut [f32]) {
-        for (&i, l) in self.indices.iter().zip(llrs) {
-            out[i as usize] += l;
-        }
     }
 
     fn check_coded_len(&self, len: usize, what: &str) -> CodeResult<()> {

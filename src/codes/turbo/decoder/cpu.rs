@@ -7,7 +7,7 @@ use crate::codes::conv::SimdLevel;
 use crate::codes::conv::viterbi::MAX_THREADS;
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
 use crate::codes::error::{CodeResult, invalid};
-use crate::codes::llr::{Llr, LlrSlice, LlrType};
+use crate::codes::llr::{Llr, LlrType};
 use crate::codes::turbo::code::TurboCode;
 use std::collections::VecDeque;
 
@@ -249,10 +249,7 @@ struct Job<'a> {
 /// `unit` as `f32` LLRs times `scale`, into `out`.
 fn load<T: Llr>(unit: &[T], scale: f32, out: &mut Vec<f32>) {
     out.clear();
-    match T::typed(unit) {
-        LlrSlice::F32(v) => out.extend(v.iter().map(|&x| x * scale)),
-        LlrSlice::I8(v) => out.extend(v.iter().map(|&x| x as f32 * scale)),
-    }
+    out.extend(unit.iter().map(|&x| x.to_f32() * scale));
 }
 
 impl<T: Llr> BatchDecoder<T> for CpuTurbo<T> {

@@ -310,23 +310,15 @@ fn normalize<M: Metric, const L: usize>(m: &mut [Lanes<M, L>]) {
     }
 }
 
+/// One step of either recursion: each new metric is max* over its two
+/// branches of (metric at the branch's other end + branch metric), then
+/// normalised. Forward, `pairs` are each state's predecessors (`into`);
+/// backward, its successors (`out`).
 #[inline(always)]
-fn forward<O: Op<M>, M: Metric, const L: usize>(t: &Tables, a: &[Lanes<M, L>], g: &[Lanes<M, L>; 4], out: &mut [Lanes<M, L>]) {
-    for (n, o) in out.iter_mut().enumerate() {
-        let [(p0, b0), (p1, b1)] = t.into[n];
+fn step<O: Op<M>, M: Metric, const L: usize>(pairs: &[[(usize, usize); 2]], from: &[Lanes<M, L>], g: &[Lanes<M, L>; 4], out: &mut [Lanes<M, L>]) {
+    for (o, &[(s0, b0), (s1, b1)]) in out.iter_mut().zip(pairs) {
         for l in 0..L {
-            o[l] = O::op(a[p0][l].add(g[b0][l]), a[p1][l].add(g[b1][l]));
-        }
-    }
-    normalize(out);
-}
-
-#[inline(always)]
-fn backward<O: Op<M>, M: Metric, const L: usize>(t: &Tables, next: &[Lanes<M, L>], g: &[Lanes<M, L>; 4], out: &mut [Lanes<M, L>]) {
-    for (s, o) in out.iter_mut().enumerate() {
-        let [(n0, b0), (n1, b1)] = t.out[s];
-        for l in 0..L {
-            o[l] = O::op(next[n0][l].add(g[b0][l]), next[n1][l].add(g[b1][l]));
+            o[l] = O::op(from[s0][l].add(g[b0][l]), from[s1][l].add(g[b1][l]));
         }
     }
     normalize(out);
@@ -404,7 +396,7 @@ fn run<O: Op<M>, M: Metric, const L: usize>(
                 cur.fill(Lanes::splat(M::ZERO));
             }
             for kk in from..start {
-                forward::<O, M, L>(t, &cur, &inputs.branches(kk), &mut tmp);
+                step::<O, M, L>(&t.into, &cur, &inputs.branches(kk), &mut tmp);
                 std::mem::swap(&mut cur, &mut tmp);
             }
         }
@@ -412,7 +404,7 @@ fn run<O: Op<M>, M: Metric, const L: usize>(
         alpha[..s].copy_from_slice(&cur);
         for i in 0..len {
             let (done, rest) = alpha.split_at_mut((i + 1) * s);
-            forward::<O, M, L>(t, &done[i * s..], &inputs.branches(start + i), &mut rest[..s]);
+            step::<O, M, L>(&t.into, &done[i * s..], &inputs.branches(start + i), &mut rest[..s]);
         }
         if p + 1 < p_count && cfg.guard.carries() {
             let at = if cfg.guard.trains() { len - g } else { len };
@@ -430,7 +422,7 @@ fn run<O: Op<M>, M: Metric, const L: usize>(
                 cur.fill(Lanes::splat(M::ZERO));
             }
             for kk in (end..from).rev() {
-                backward::<O, M, L>(t, &cur, &inputs.branches(kk), &mut tmp);
+                step::<O, M, L>(&t.out, &cur, &inputs.branches(kk), &mut tmp);
                 std::mem::swap(&mut cur, &mut tmp);
             }
         }
@@ -439,7 +431,7 @@ fn run<O: Op<M>, M: Metric, const L: usize>(
             if kk < k {
                 extrinsic[kk] = self::extrinsic::<O, M, L>(t, &alpha[i * s..][..s], &cur, &inputs.par[kk]);
             }
-            backward::<O, M, L>(t, &cur, &inputs.branches(kk), &mut tmp);
+            step::<O, M, L>(&t.out, &cur, &inputs.branches(kk), &mut tmp);
             std::mem::swap(&mut cur, &mut tmp);
             if p > 0 && cfg.guard.carries() && i == if cfg.guard.trains() { g } else { 0 } {
                 edges.next_beta[(p - 1) * s..][..s].copy_from_slice(&cur);
