@@ -1,6 +1,7 @@
 //! Pass-through block that measures information throughput.
 
 use super::stream::{self, map_each};
+use super::unit_tags::VALID_BITS_TAG;
 use futuresdr::runtime::dev::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -52,7 +53,7 @@ impl ThroughputMeter {
 ///
 /// # Stream Inputs
 ///
-/// `input`: information bits (`u8`).
+/// `input`: information bits (`u8` 0/1, or packed eight to a byte: [`Self::packed`]).
 ///
 /// # Stream Outputs
 ///
@@ -68,6 +69,8 @@ impl ThroughputMeter {
 #[derive(Block)]
 pub struct ThroughputProbe {
     meter: Arc<ThroughputMeter>,
+    /// Information bits per item: 8 for packed bits.
+    bits_per_item: u64,
     #[input]
     input: DefaultCpuReader<u8>,
     #[output]
@@ -77,7 +80,15 @@ pub struct ThroughputProbe {
 impl ThroughputProbe {
     /// A probe.
     pub fn new() -> Self {
-        Self { meter: Arc::default(), input: DefaultCpuReader::default(), output: stream::output() }
+        Self { meter: Arc::default(), bits_per_item: 1, input: DefaultCpuReader::default(), output: stream::output() }
+    }
+
+    /// A probe of packed bits (a `u8` of eight bits per item, as a decoder
+    /// with packed output writes them): it counts eight bits per item, so a
+    /// stream that ends inside its last byte counts the real bits its
+    /// [`VALID_BITS_TAG`] names (a decoder with packed output puts it there).
+    pub fn packed() -> Self {
+        Self { bits_per_item: 8, ..Self::new() }
     }
 
     /// A handle on the live meter.
@@ -107,12 +118,26 @@ impl Kernel for ThroughputProbe {
 
     async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, _meta: &mut BlockMeta) -> Result<()> {
         let meter = &self.meter;
+        // A packed stream's last byte says how many of its bits are real.
+        let padding = if self.bits_per_item == 8 {
+            let n = self.input.slice().len().min(self.output.slice().len());
+            let (_, tags) = self.input.slice_with_tags();
+            tags.iter()
+                .filter(|t| t.index < n)
+                .find_map(|t| match &t.tag {
+                    Tag::NamedUsize(name, v) if name == VALID_BITS_TAG => Some(8 - (*v).min(8) as u64),
+                    _ => None,
+                })
+                .unwrap_or(0)
+        } else {
+            0
+        };
         let mut taken = 0;
         map_each(&mut self.input, &mut self.output, io, &mut taken, |i, o| {
             o.copy_from_slice(i);
             Ok(())
         })?;
-        meter.items.fetch_add(taken, Ordering::Relaxed);
+        meter.items.fetch_add(taken * self.bits_per_item - padding, Ordering::Relaxed);
         if io.finished {
             let start = meter.start.get_or_init(Instant::now);
             meter.ended_ns.store((start.elapsed().as_nanos() as u64).max(1), Ordering::Relaxed);

@@ -38,6 +38,49 @@ pub(crate) fn pack_word(bits: &[u8]) -> u64 {
     w
 }
 
+/// Pack bits (`u8` 0 or 1) eight to a byte, the first in the most
+/// significant place, as GNU Radio's `pack_k_bits_bb(8)`; a last byte not
+/// whole gets zero bits. `out` holds `bits.len().div_ceil(8)` bytes. Large
+/// inputs are packed on all cores: a GPU decoder's bits come at many Gb/s.
+///
+/// # Panics
+/// When `out` is not `bits.len().div_ceil(8)` bytes.
+///
+/// # Example
+/// ```
+/// use gpufec::codes::packed::par_pack_msb;
+/// let mut out = [0u8; 2];
+/// par_pack_msb(&[1, 0, 0, 0, 0, 0, 1, 1, 1, 1], &mut out);
+/// assert_eq!(out, [0b1000_0011, 0b1100_0000]);
+/// ```
+pub fn par_pack_msb(bits: &[u8], out: &mut [u8]) {
+    use rayon::prelude::*;
+    // Output bytes per task: large enough that the hand-off costs little.
+    const CHUNK: usize = 1 << 17;
+    assert_eq!(out.len(), bits.len().div_ceil(8), "packing {} bits into {} bytes", bits.len(), out.len());
+    if out.len() < 4 * CHUNK {
+        pack_msb(bits, out);
+    } else {
+        out.par_chunks_mut(CHUNK).zip(bits.par_chunks(8 * CHUNK)).for_each(|(o, b)| pack_msb(b, o));
+    }
+}
+
+fn pack_msb(bits: &[u8], out: &mut [u8]) {
+    // Byte k's bit 0 lands on bit 63 − k: the multiplier's terms 2^(63 − 9k)
+    // put no two bits on one place, so nothing carries.
+    let byte = |c: [u8; 8]| (u64::from_le_bytes(c).wrapping_mul(0x8040_2010_0804_0201) >> 56) as u8;
+    let mut chunks = bits.chunks_exact(8);
+    for (o, c) in out.iter_mut().zip(chunks.by_ref()) {
+        *o = byte(c.try_into().expect("8 bytes"));
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut c = [0u8; 8];
+        c[..rest.len()].copy_from_slice(rest);
+        out[bits.len() / 8] = byte(c);
+    }
+}
+
 /// Write the first `out.len()` bits of `words` to `out`, one `u8` (0 or 1) per
 /// bit, bit `i` of the stream being bit `i % 32` of word `i / 32`. `out` may be
 /// uninitialised (the spare capacity of a `Vec`): every item is written.

@@ -4,9 +4,10 @@
 
 use super::DecoderOptions;
 use super::stats::DecoderStats;
-use crate::blocks::unit_tags::{UNIT_REPORT_TAG, split_tags};
+use crate::blocks::unit_tags::{UNIT_REPORT_TAG, VALID_BITS_TAG, split_tags};
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitShape, UnitSpan};
-use crate::codes::framing::{Cut, CutUnit, Cutter, Mark};
+use crate::codes::framing::{Cut, CutUnit, Cutter, InPlace, Mark};
+use crate::codes::packed::par_pack_msb;
 use anyhow::Context;
 use futuresdr::runtime::dev::Tag;
 use futuresdr::runtime::dev::prelude::*;
@@ -42,6 +43,12 @@ pub(crate) struct Engine<T: CpuSample + Copy> {
     in_tags: VecDeque<(u64, Tag)>,
     /// Input items taken so far.
     taken: u64,
+    /// Input position up to which the stream's tags are in `in_tags`: a
+    /// cutter that gives items back sees them again, their tags must not
+    /// count twice.
+    tags_to: u64,
+    /// Since when whole units wait in the input for a full batch to cut in place.
+    waiting_since: Option<Instant>,
     /// The input ended and the cutter was told.
     ended: bool,
     stats: Arc<DecoderStats>,
@@ -51,6 +58,11 @@ pub(crate) struct Engine<T: CpuSample + Copy> {
 /// Most input items cut in one go: bounds the work between two looks at the
 /// output and the clock.
 const CUT_CHUNK_BYTES: usize = 4 << 20;
+
+/// Largest batch cut in place, bytes: the input buffer holds two, so that
+/// the source fills one while the other is staged. A GPU fills with less
+/// than its default batch when two slots run at once.
+const IN_PLACE_BATCH_BYTES: usize = 128 << 20;
 
 impl<T: CpuSample + Copy> Engine<T> {
     pub fn new(cutter: Box<dyn Cutter<T>>, decoder: Box<dyn BatchDecoder<T>>, options: DecoderOptions) -> anyhow::Result<Self> {
@@ -87,6 +99,8 @@ impl<T: CpuSample + Copy> Engine<T> {
             out_tags: VecDeque::new(),
             in_tags: VecDeque::new(),
             taken: 0,
+            tags_to: 0,
+            waiting_since: None,
             ended: false,
             stats: Arc::default(),
             spans: Vec::new(),
@@ -106,9 +120,20 @@ impl<T: CpuSample + Copy> Engine<T> {
         self.stats.clone()
     }
 
-    /// Input items worth buffering in front of the block.
+    /// Input items worth buffering in front of the block: two batches cut in
+    /// place, or a piece to copy.
     pub fn input_buffer_items(&self) -> usize {
+        if self.cutter.cuts_in_place() {
+            return 2 * self.in_place_units() * self.cutter.max_unit_items() + self.cutter.max_unit_items();
+        }
         self.limit.items.min((CUT_CHUNK_BYTES / size_of::<T>().max(1)).max(self.cutter.max_unit_items()))
+    }
+
+    /// Units of a full batch cut in place.
+    fn in_place_units(&self) -> usize {
+        let unit = self.cutter.max_unit_items();
+        let items = self.limit.items.min(IN_PLACE_BATCH_BYTES / size_of::<T>().max(1));
+        self.limit.units.min(items / unit).max(1)
     }
 
     /// One `work` call.
@@ -145,16 +170,26 @@ impl<T: CpuSample + Copy> Engine<T> {
                 io.finished = true;
                 return Ok(());
             }
-            if let Some(since) = self.cut_at.front() {
-                let wait = self.options.max_latency.saturating_sub(since.elapsed());
+            // Units wait for their batch to fill: look again when the latency bound is due.
+            let waiting = self.cut_at.front().or(self.waiting_since.as_ref());
+            if let Some(wait) = waiting.map(|t| self.options.max_latency.saturating_sub(t.elapsed())).filter(|w| !w.is_zero()) {
                 io.block_on(futuresdr::runtime::Timer::after(wait));
             }
             return Ok(());
         }
     }
 
+    /// Whether results wait for room downstream. Packed output holds back
+    /// the bits of a byte not yet whole until the stream's last.
     fn backlog(&self) -> bool {
-        self.sent < self.queue.bits.len() || (self.options.soft && self.sent_soft < self.queue.soft.len())
+        let unsent = self.queue.bits.len() - self.sent;
+        let bits = if self.options.packed && !self.all_cut() { unsent >= 8 } else { unsent > 0 };
+        bits || (self.options.soft && self.sent_soft < self.queue.soft.len())
+    }
+
+    /// Whether every unit of the stream is decoded and in the queue.
+    fn all_cut(&self) -> bool {
+        self.ended && self.flights.is_empty() && self.pending.units.is_empty() && !self.cutter.awaiting()
     }
 
     /// Whether the pending units should go now: a full batch, the end of the
@@ -175,8 +210,7 @@ impl<T: CpuSample + Copy> Engine<T> {
             return Ok(false);
         }
         let finished = input.finished();
-        let (items, tags) = input.slice_with_tags();
-        if items.is_empty() {
+        if input.slice().is_empty() {
             if !finished {
                 return Ok(false);
             }
@@ -186,19 +220,97 @@ impl<T: CpuSample + Copy> Engine<T> {
             self.note_cut(before);
             return Ok(true);
         }
+        if self.cutter.cuts_in_place() {
+            if !self.pending.units.is_empty() {
+                // Units cut by copying go first, whatever their number.
+                if self.decoder.in_flight() >= self.decoder.depth() {
+                    return Ok(false);
+                }
+                self.submit()?;
+                return Ok(true);
+            }
+            if let Some(done) = self.cut_in_place(input, finished)? {
+                return Ok(done);
+            }
+        }
+        self.cut_copies(input, finished)
+    }
+
+    /// Cut units in the input buffer and submit them without copying them
+    /// there; `None` when the cutter cannot now (the caller copies).
+    fn cut_in_place(&mut self, input: &mut DefaultCpuReader<T>, finished: bool) -> anyhow::Result<Option<bool>> {
+        if self.decoder.in_flight() >= self.decoder.depth() {
+            return Ok(Some(false));
+        }
+        let full = self.in_place_units();
+        let stalled = self.waiting_since.is_some_and(|t| t.elapsed() >= self.options.max_latency);
+        let want = InPlace {
+            min_units: if finished || stalled { 1 } else { full },
+            max_units: full,
+            max_items: full * self.cutter.max_unit_items(),
+        };
+        let (items, tags) = input.slice_with_tags();
+        let mut units = Vec::new();
+        let Some(consumable) = self.cutter.cut_in_place(items.len(), want, &mut units) else {
+            return Ok(None);
+        };
+        if units.is_empty() {
+            // At the end, the rest is shorter than a unit: copied, then padded.
+            if finished {
+                return Ok(None);
+            }
+            if !stalled {
+                self.waiting_since.get_or_insert_with(Instant::now);
+            }
+            return Ok(Some(false));
+        }
+        let n = items.len();
+        self.capture_tags(tags, n)?;
+        self.spans.clear();
+        self.spans.extend(units.iter().map(|u| u.span));
+        let batch = Batch::spans(items, &self.spans)?;
+        let first = units[0].origin;
+        self.decoder.submit(&batch).with_context(|| format!("decoding the units from stream item {first} on"))?;
+        self.flights.push_back(units);
+        input.consume(consumable);
+        self.taken += consumable as u64;
+        self.waiting_since = None;
+        Ok(Some(true))
+    }
+
+    /// Cut the next piece of input by copying its units' items.
+    fn cut_copies(&mut self, input: &mut DefaultCpuReader<T>, finished: bool) -> anyhow::Result<bool> {
+        let (items, tags) = input.slice_with_tags();
         // No more than the input buffer: a piece far larger than a batch would
-        // be moved down once per batch submitted from it.
-        let n = items.len().min(self.input_buffer_items());
-        let (marks, passing) = split_tags(tags, n);
-        self.check_marks(&marks)?;
-        self.in_tags.extend(passing.into_iter().map(|(i, t)| (self.taken + i as u64, t)));
+        // be moved down once per batch submitted from it. A cutter that cuts in
+        // place copies only until it can (the stream's first unit).
+        let mut n = items.len().min(self.input_buffer_items());
+        if self.cutter.cuts_in_place() && !finished {
+            n = n.min(self.cutter.max_unit_items());
+        }
+        let marks = self.capture_tags(tags, n)?;
         let before = self.pending.units.len();
         let at = self.taken;
         self.cutter.cut(&items[..n], &marks, &mut self.pending).with_context(|| format!("cutting items {at}..{} of the stream", at + n as u64))?;
-        input.consume(n);
-        self.taken += n as u64;
+        // What the cutter holds stays in the stream for the next look, unless
+        // the stream is over.
+        let kept = if finished { 0 } else { self.cutter.release() };
+        input.consume(n - kept);
+        self.taken += (n - kept) as u64;
         self.note_cut(before);
-        Ok(true)
+        Ok(n > kept || self.pending.units.len() > before)
+    }
+
+    /// The framing marks among the tags of the first `n` items of the input
+    /// (checked against the decoder's formats); the other tags go to
+    /// `in_tags`, each once.
+    fn capture_tags(&mut self, tags: &[ItemTag], n: usize) -> anyhow::Result<Vec<Mark>> {
+        let (marks, passing) = split_tags(tags, n);
+        self.check_marks(&marks)?;
+        let seen = (self.tags_to - self.taken) as usize;
+        self.in_tags.extend(passing.into_iter().filter(|(i, _)| *i >= seen).map(|(i, t)| (self.taken + i as u64, t)));
+        self.tags_to = self.tags_to.max(self.taken + n as u64);
+        Ok(marks)
     }
 
     /// A mark must announce a unit the decoder takes; a mark without a format
@@ -260,8 +372,12 @@ impl<T: CpuSample + Copy> Engine<T> {
 
     /// Collect the oldest batch into the (drained) queue.
     fn collect(&mut self) -> anyhow::Result<()> {
-        self.base += self.queue.bits.len() as u64;
-        self.queue.clear();
+        // Bits of a packed byte not yet whole stay at the front of the queue.
+        self.base += self.sent as u64;
+        self.queue.bits.drain(..self.sent);
+        self.queue.soft.clear();
+        let held = self.queue.bits.len();
+        let mut at = held;
         (self.sent, self.sent_soft) = (0, 0);
         let units = self.flights.pop_front().unwrap_or_default();
         anyhow::ensure!(self.decoder.collect(&mut self.queue)?, "the decoder returned no batch although one was in flight");
@@ -272,13 +388,12 @@ impl<T: CpuSample + Copy> Engine<T> {
             units.len()
         );
         let reports = std::mem::take(&mut self.queue.reports);
-        let mut at = 0;
         for (unit, report) in units.iter().zip(&reports) {
             let keep = unit.valid_bits.unwrap_or(report.bits).min(report.bits);
             if keep < report.bits {
                 self.queue.bits.drain(at + keep..at + report.bits);
                 if self.options.soft {
-                    self.queue.soft.drain(at + keep..at + report.bits);
+                    self.queue.soft.drain(at - held + keep..at - held + report.bits);
                 }
             }
             let first = self.base + at as u64;
@@ -307,7 +422,7 @@ impl<T: CpuSample + Copy> Engine<T> {
         }
         self.queue.reports = reports;
         self.queue.reports.clear();
-        if self.ended && self.flights.is_empty() && self.pending.units.is_empty() && !self.cutter.awaiting() {
+        if self.all_cut() {
             // Tags past the last unit's own items stay with its last bit.
             let last = (self.base + self.queue.bits.len() as u64).saturating_sub(1);
             self.out_tags.extend(self.in_tags.drain(..).map(|(_, t)| (last, t)));
@@ -316,20 +431,35 @@ impl<T: CpuSample + Copy> Engine<T> {
     }
 
     fn drain(&mut self, output: &mut DefaultCpuWriter<u8>, soft: Option<&mut DefaultCpuWriter<f32>>) {
+        let last = self.all_cut();
         let (o, mut tags) = output.slice_with_tags();
-        let n = o.len().min(self.queue.bits.len() - self.sent);
-        o[..n].copy_from_slice(&self.queue.bits[self.sent..self.sent + n]);
+        let unsent = &self.queue.bits[self.sent..];
+        // Bits per output item, and the bits the items written carry.
+        let (per, n, bits) = if self.options.packed {
+            let bytes = o.len().min(if last { unsent.len().div_ceil(8) } else { unsent.len() / 8 });
+            let bits = (8 * bytes).min(unsent.len());
+            par_pack_msb(&unsent[..bits], &mut o[..bytes]);
+            (8, bytes, bits)
+        } else {
+            let n = o.len().min(unsent.len());
+            o[..n].copy_from_slice(&unsent[..n]);
+            (1, n, n)
+        };
         let start = self.base + self.sent as u64;
         while let Some((at, _)) = self.out_tags.front() {
-            if *at >= start + n as u64 {
+            if *at >= start + bits as u64 {
                 break;
             }
             if let Some((at, tag)) = self.out_tags.pop_front() {
-                tags.add_tag(at.saturating_sub(start) as usize, tag);
+                tags.add_tag((at.saturating_sub(start) / per) as usize, tag);
             }
         }
+        if bits < per as usize * n {
+            // The stream's last byte, completed with zero bits: say how many are real.
+            tags.add_tag(n - 1, Tag::NamedUsize(VALID_BITS_TAG.to_string(), bits - 8 * (n - 1)));
+        }
         output.produce(n);
-        self.sent += n;
+        self.sent += bits;
         if let (Some(s), true) = (soft, self.options.soft) {
             let o = s.slice();
             let n = o.len().min(self.queue.soft.len() - self.sent_soft);

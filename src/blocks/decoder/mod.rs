@@ -26,6 +26,10 @@ pub struct DecoderOptions {
     /// Write soft output (one a-posteriori LLR per bit) to a second output,
     /// `soft[0]`; only for decoders that give it.
     pub soft: bool,
+    /// Write the bits packed, eight per byte, the first in the most
+    /// significant place (the stream's last byte completed with zero bits):
+    /// an eighth of the bytes for the blocks after the decoder to move.
+    pub packed: bool,
 }
 
 /// Latency bound unless told: a tenth of a second.
@@ -33,7 +37,7 @@ pub const DEFAULT_MAX_LATENCY: Duration = Duration::from_millis(100);
 
 impl Default for DecoderOptions {
     fn default() -> Self {
-        Self { max_latency: DEFAULT_MAX_LATENCY, report_tags: false, soft: false }
+        Self { max_latency: DEFAULT_MAX_LATENCY, report_tags: false, soft: false, packed: false }
     }
 }
 

@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::blocks::testing::{RecordingSink, TaggedSource, run_through};
-use crate::blocks::{FirstError, Framer, UNIT_LLRS_TAG, UNIT_FORMAT_TAG, UNIT_REPORT_TAG, runtime};
+use crate::blocks::{FirstError, Framer, UNIT_LLRS_TAG, UNIT_FORMAT_TAG, UNIT_REPORT_TAG, VALID_BITS_TAG, runtime};
 use crate::codes::conv::{ConvCode, CpuViterbi, FrameConfig, TileConfig, Tiler, Traceback, Trellis, ViterbiMode};
 use crate::codes::decode::{Batch, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
 use crate::codes::error::{CodeError, CodeResult};
@@ -325,4 +325,28 @@ fn a_cutter_that_learns_where_each_unit_ended_follows_the_decoder() {
     let block = TestDecoder::build(Box::new(decoder), Some(Box::new(WindowCutter::new(8).unwrap())), DecoderOptions::default()).unwrap();
     let (bits, _, _, _) = run_block(stream, vec![], None, block).unwrap();
     assert_eq!(bits, want);
+}
+
+/// Packed output is the bit output packed, its tags on the bytes of their
+/// bits and the last byte's real bits named, whether the input stalls or not.
+#[test]
+fn packed_output_is_the_bits_packed_with_their_tags() {
+    let tile = TileConfig::new(32, 8, 12, Traceback::Serial).unwrap().with_group(2).unwrap();
+    let mode = ViterbiMode::Tiled(tile);
+    // 1003 stages: the last byte holds 3 real bits.
+    let llrs: Vec<f32> = (0..2 * 1003).map(|i| ((i * 7919 % 200) as f32 - 100.0) * 0.05).collect();
+    let marks = [0usize, 17, 640, 1333, 2005];
+    let tags = || marks.iter().map(|&i| (i, Tag::Id(i as u64))).collect::<Vec<_>>();
+    let block = |packed| TestDecoder::build(cpu(mode, 3), Some(Box::new(Tiler::new(tile, 2))), DecoderOptions { packed, ..Default::default() }).unwrap();
+    let (bits, _, _, _) = run_block(llrs.clone(), tags(), None, block(false)).unwrap();
+    assert_eq!(bits.len(), 1003);
+    let mut want = vec![0u8; bits.len().div_ceil(8)];
+    crate::codes::packed::par_pack_msb(&bits, &mut want);
+    for pause in [None, Some((700, Duration::from_millis(150)))] {
+        let (bytes, out_tags, _, _) = run_block(llrs.clone(), tags(), pause, block(true)).unwrap();
+        assert_eq!(bytes, want, "pause {pause:?}");
+        let mut want_tags: Vec<(usize, Tag)> = marks.iter().map(|&i| (i / 2 / 8, Tag::Id(i as u64))).collect();
+        want_tags.push((125, Tag::NamedUsize(VALID_BITS_TAG.to_string(), 3)));
+        assert_eq!(out_tags, want_tags, "pause {pause:?}");
+    }
 }

@@ -2,9 +2,8 @@
 //! Radio's file source and sink write them (native byte order).
 
 use crate::codes::bits::first_non_bit;
-use crate::codes::packed::{BIT_BYTES, pack_word};
+use crate::codes::packed::{BIT_BYTES, par_pack_msb};
 use num_complex::Complex32;
-use rayon::prelude::*;
 
 /// The layout of a file's items.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,12 +104,7 @@ unsafe impl Pod for u8 {
         check_bits(bits, first)?;
         let at = out.len();
         out.resize(at + bits.len() / 8, 0);
-        // Large pieces on all cores: a GPU decoder's output arrives at many Gb/s.
-        out[at..].par_chunks_mut(1 << 17).zip(bits.par_chunks(8 << 17)).for_each(|(o, b)| {
-            for (byte, c) in o.iter_mut().zip(b.chunks_exact(8)) {
-                *byte = (pack_word(c) as u8).reverse_bits();
-            }
-        });
+        par_pack_msb(bits, &mut out[at..]);
         Ok(())
     }
 }

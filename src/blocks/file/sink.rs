@@ -65,11 +65,19 @@ impl<T: Pod + CpuSample> FileSink<T> {
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
         let file = BufWriter::with_capacity(4 << 20, file);
         Ok(Self {
-            writer: Writer { path, file, format, partial: Vec::new(), scratch: Vec::new() },
+            writer: Writer { path, file, format, raw: format.is_raw(), partial: Vec::new(), scratch: Vec::new() },
             taken: 0,
             errors: FirstError::default(),
             input: DefaultCpuReader::default(),
         })
+    }
+
+    /// The stream carries packed bytes (as a decoder with packed output
+    /// writes them), written as they are; only for the `packed` format.
+    pub fn packed_stream(mut self) -> anyhow::Result<Self> {
+        anyhow::ensure!(self.writer.format == FileFormat::Packed, "a packed stream is written as a packed file, not {}", self.writer.format.name());
+        self.writer.raw = true;
+        Ok(self)
     }
 
     fn step(&mut self, io: &mut WorkIo) -> anyhow::Result<()> {
@@ -93,6 +101,8 @@ struct Writer<T> {
     path: PathBuf,
     file: BufWriter<File>,
     format: FileFormat,
+    /// Items written as they are in memory.
+    raw: bool,
     /// Items of an incomplete group (packed bits), waiting for the rest.
     partial: Vec<T>,
     scratch: Vec<u8>,
@@ -102,7 +112,7 @@ impl<T: Pod> Writer<T> {
     /// Write `items`, stream items `first`, `first + 1`, ...
     fn write(&mut self, items: &[T], first: u64) -> anyhow::Result<()> {
         let failed = |e: std::io::Error| anyhow::anyhow!("writing {}: {e}", self.path.display());
-        if self.format.is_raw() {
+        if self.raw {
             if self.format == FileFormat::Bits {
                 // Bits are 0 or 1 (the items are u8: the one Pod type of this format).
                 check_bits(bytes_of(items), first)?;

@@ -51,6 +51,7 @@ const PIECE_BYTES: usize = 4 << 20;
 pub struct FileSource<T: Pod + CpuSample> {
     reader: Reader,
     format: FileFormat,
+    packed_stream: bool,
     repeat: bool,
     emitted: u64,
     scratch: Vec<u8>,
@@ -94,7 +95,21 @@ impl<T: Pod + CpuSample> FileSource<T> {
             _ => None,
         };
         let reader = Reader { path, file, length, offset: 0, cache };
-        Ok(Self { reader, format, repeat, emitted: 0, scratch: Vec::new(), errors: FirstError::default(), output })
+        Ok(Self { reader, format, packed_stream: false, repeat, emitted: 0, scratch: Vec::new(), errors: FirstError::default(), output })
+    }
+
+    /// The stream carries the file's packed bytes as they are (a packed-bit
+    /// stream, as a decoder with packed output writes), not one bit per item;
+    /// only for the `packed` format.
+    pub fn packed_stream(mut self) -> anyhow::Result<Self> {
+        anyhow::ensure!(self.format == FileFormat::Packed, "a packed stream reads a packed file, not {}", self.format.name());
+        self.packed_stream = true;
+        Ok(self)
+    }
+
+    /// Stream items per group of file bytes.
+    fn group_items(&self) -> usize {
+        if self.packed_stream { 1 } else { self.format.items_per_group() }
     }
 
     /// At the end of the file: start again (`repeat`), or finish.
@@ -113,7 +128,7 @@ impl<T: Pod + CpuSample> FileSource<T> {
     }
 
     fn step(&mut self, io: &mut WorkIo) -> anyhow::Result<()> {
-        let group_items = self.format.items_per_group();
+        let group_items = self.group_items();
         // A short file repeated fills the buffer in one call, not one pass per call.
         loop {
             let room = self.output.slice().len() / group_items;
@@ -140,9 +155,9 @@ impl<T: Pod + CpuSample> FileSource<T> {
     /// ended (a regular file that gave less than asked, a pipe that gave
     /// nothing: a pipe's short read only means that is all there is yet).
     fn fill(&mut self, room: usize) -> anyhow::Result<bool> {
-        let (group_bytes, group_items) = (self.format.group_bytes(), self.format.items_per_group());
+        let (group_bytes, group_items) = (self.format.group_bytes(), self.group_items());
         let bytes = room * group_bytes;
-        let n = if self.format.is_raw() {
+        let n = if self.packed_stream || self.format.is_raw() {
             self.reader.read(&mut bytes_of_mut(self.output.slice())[..bytes], group_bytes)?
         } else {
             self.scratch.resize(bytes, 0);

@@ -1,7 +1,8 @@
 //! Code blocks laid end to end: of one fixed length, or of the lengths that
 //! marks in the stream announce.
 
-use super::{Cut, Cutter, MAX_UNIT_ITEMS, Mark};
+use super::{Cut, CutUnit, Cutter, InPlace, MAX_UNIT_ITEMS, Mark};
+use crate::codes::decode::UnitSpan;
 use crate::codes::error::{CodeError, CodeResult, invalid};
 
 /// Cuts consecutive code blocks: all of one length ([`fixed`](Self::fixed)),
@@ -139,6 +140,37 @@ impl<T: Copy + Send> Cutter<T> for BlockCutter<T> {
             }
         }
         self.take(&input[from..], out)
+    }
+
+    fn cuts_in_place(&self) -> bool {
+        !self.marked
+    }
+
+    fn cut_in_place(&mut self, available: usize, want: InPlace, out: &mut Vec<CutUnit>) -> Option<usize> {
+        // Marks may change the length anywhere: only fixed blocks, from a block's start.
+        let (len, format) = self.current?;
+        if self.marked || !self.partial.is_empty() {
+            return None;
+        }
+        let count = (available / len).min(want.max_units).min(want.max_items / len);
+        if count == 0 || count < want.min_units {
+            return Some(0);
+        }
+        for i in 0..count {
+            let span = UnitSpan { start: i * len, len, format };
+            out.push(CutUnit { span, valid_bits: None, origin: self.position + (i * len) as u64, own: Some(len) });
+        }
+        self.position += (count * len) as u64;
+        Some(count * len)
+    }
+
+    fn release(&mut self) -> usize {
+        if self.marked {
+            return 0;
+        }
+        let n = self.partial.len();
+        self.partial.clear();
+        n
     }
 
     fn end(&mut self, _out: &mut Cut<T>) -> CodeResult<()> {

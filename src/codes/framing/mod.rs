@@ -82,6 +82,17 @@ pub struct Mark {
     pub valid_bits: Option<usize>,
 }
 
+/// How many units [`Cutter::cut_in_place`] should cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InPlace {
+    /// Cut nothing unless at least this many units are whole.
+    pub min_units: usize,
+    /// At most this many units.
+    pub max_units: usize,
+    /// At most this many items in all the units cut (overlaps counted per unit).
+    pub max_items: usize,
+}
+
 /// Cuts a stream into work units.
 pub trait Cutter<T>: Send {
     /// The largest unit it cuts, in items.
@@ -113,6 +124,32 @@ pub trait Cutter<T>: Send {
     fn learn(&mut self, items: usize, out: &mut Cut<T>) -> CodeResult<()> {
         let _ = (items, out);
         Ok(())
+    }
+
+    /// Whether it can cut units in place ([`cut_in_place`](Self::cut_in_place)),
+    /// at least once its first units are cut.
+    fn cuts_in_place(&self) -> bool {
+        false
+    }
+
+    /// Cut units without copying them: of the next `available` items of the
+    /// stream (from where it stands), append the units that lie whole inside
+    /// them as `want` asks, their spans relative to those items, and return
+    /// how many leading items no later unit reads (the caller drops them from
+    /// its stream once the units are decoded and gives the rest again).
+    /// `None` when it cannot now (a unit that needs padding, items held from
+    /// an earlier piece): the caller then cuts by copying ([`cut`](Self::cut))
+    /// and [`release`](Self::release)s what is held.
+    fn cut_in_place(&mut self, available: usize, want: InPlace, out: &mut Vec<CutUnit>) -> Option<usize> {
+        let _ = (available, want, out);
+        None
+    }
+
+    /// Forget the items held from earlier pieces that no unit has taken and
+    /// return how many: the caller keeps them in its stream and gives them
+    /// again. A cutter that cannot give items back returns 0 and keeps them.
+    fn release(&mut self) -> usize {
+        0
     }
 
     /// One line saying how it cuts, e.g. `tiles f=256 v1=20 v2=20, 64 per unit`.

@@ -28,12 +28,17 @@ pub(super) const KINDS: &[Kind] = &[
             PATH,
             FORMAT,
             Param::with_default("repeat", ParamType::Flag, Literal::Flag(false), "start again at the end of the file"),
+            STREAM,
         ]],
         ports: |a| Ok(io(None, Some(file_stream(a)?))),
         add: |a, asm| {
             let (path, format, repeat) = (a.text("path")?.to_string(), file_format(a)?, a.flag("repeat")?);
             match file_stream(a)? {
                 StreamType::U8 => add_source::<u8>(a, asm, &path, format, repeat),
+                StreamType::Packed => {
+                    let block = a.about("stream", a.about("path", FileSource::<u8>::new(&path, format, repeat))?.packed_stream())?;
+                    asm.add(block.report_to(&asm.errors))
+                }
                 StreamType::I8 => add_source::<i8>(a, asm, &path, format, repeat),
                 StreamType::F32 => add_source::<f32>(a, asm, &path, format, repeat),
                 StreamType::Cf32 => add_source::<Complex32>(a, asm, &path, format, repeat),
@@ -43,12 +48,16 @@ pub(super) const KINDS: &[Kind] = &[
     Kind {
         name: "FileSink",
         summary: "writes its input to a raw file (GNU Radio's layout), opened when the flowgraph is built and truncated when it starts",
-        groups: &[&[PATH, FORMAT]],
+        groups: &[&[PATH, FORMAT, STREAM]],
         ports: |a| Ok(io(Some(file_stream(a)?), None)),
         add: |a, asm| {
             let (path, format) = (a.text("path")?.to_string(), file_format(a)?);
             match file_stream(a)? {
                 StreamType::U8 => add_sink::<u8>(a, asm, &path, format),
+                StreamType::Packed => {
+                    let block = a.about("stream", a.about("path", FileSink::<u8>::new(&path, format))?.packed_stream())?;
+                    asm.add(block.report_to(&asm.errors))
+                }
                 StreamType::I8 => add_sink::<i8>(a, asm, &path, format),
                 StreamType::F32 => add_sink::<f32>(a, asm, &path, format),
                 StreamType::Cf32 => add_sink::<Complex32>(a, asm, &path, format),
@@ -166,10 +175,18 @@ pub(super) const KINDS: &[Kind] = &[
     Kind {
         name: "ThroughputProbe",
         summary: "passes bits through and measures information bits per second",
-        groups: &[],
-        ports: |_| Ok(io(Some(StreamType::U8), Some(StreamType::U8))),
-        add: |_, asm| {
-            let probe = ThroughputProbe::new();
+        groups: &[&[Param::with_default(
+            "stream",
+            ParamType::Choice(&["bits", "packed"]),
+            Literal::Text("bits"),
+            "bits: one u8 0/1 per bit; packed: 8 bits per byte (after a decoder with output = \"packed\")",
+        )]],
+        ports: |a| {
+            let t = if a.text("stream")? == "packed" { StreamType::Packed } else { StreamType::U8 };
+            Ok(io(Some(t), Some(t)))
+        },
+        add: |a, asm| {
+            let probe = if a.text("stream")? == "packed" { ThroughputProbe::packed() } else { ThroughputProbe::new() };
             let meter = probe.meter();
             let id = asm.add(probe)?;
             asm.probes.push((asm.name.clone(), meter));
@@ -190,8 +207,21 @@ fn file_format(a: &Args) -> anyhow::Result<FileFormat> {
     FileFormat::named(name).ok_or_else(|| a.invalid("format", format!("'{name}' is not a file format")))
 }
 
-/// The stream type of a file block's `format`.
+const STREAM: Param = Param::with_default(
+    "stream",
+    ParamType::Choice(&["items", "packed"]),
+    Literal::Text("items"),
+    "items: the format's items (bits one per u8 for bits and packed); packed: bytes of packed bits, as a decoder with output = \"packed\" writes them (format packed only)",
+);
+
+/// The stream type of a file block's `format` and `stream`.
 fn file_stream(a: &Args) -> anyhow::Result<StreamType> {
+    if a.text("stream")? == "packed" {
+        return match file_format(a)? {
+            FileFormat::Packed => Ok(StreamType::Packed),
+            other => Err(a.invalid("stream", format!("a packed stream needs format packed, not {}", other.name()))),
+        };
+    }
     Ok(match file_format(a)? {
         FileFormat::Bits | FileFormat::Packed => StreamType::U8,
         FileFormat::I8 => StreamType::I8,

@@ -65,6 +65,12 @@ pub(super) const DECODER_BLOCK: &[Param] = &[
         "write a-posteriori LLRs to a second output, 'soft' (decoders that give them)",
     ),
     Param::with_default(
+        "output",
+        ParamType::Choice(&["bits", "packed"]),
+        Literal::Text("bits"),
+        "bits: one u8 0/1 per bit; packed: 8 bits per byte, first bit most significant (for a FileSink with stream = \"packed\")",
+    ),
+    Param::with_default(
         "input",
         ParamType::Choice(&["units", "stream"]),
         Literal::Text("units"),
@@ -99,7 +105,8 @@ pub(super) fn same_llr_in_out(a: &Args) -> anyhow::Result<Ports> {
 /// Ports of a decoder block taking `input` items: bits out, and soft output
 /// when asked.
 pub(super) fn decoder_ports(a: &Args, input: StreamType) -> anyhow::Result<Ports> {
-    let mut ports = io(Some(input), Some(StreamType::U8));
+    let bits = if a.text("output")? == "packed" { StreamType::Packed } else { StreamType::U8 };
+    let mut ports = io(Some(input), Some(bits));
     if a.flag("soft_output")? {
         ports.outputs.push(("soft", StreamType::F32));
         ports.renamed.push(("soft", "soft[0]"));
@@ -134,6 +141,7 @@ pub(super) fn decoder_options(a: &Args) -> anyhow::Result<DecoderOptions> {
         max_latency: Duration::from_millis(a.size_in("max_latency_ms", 0..=MAX_LATENCY_MS)? as u64),
         report_tags: a.flag("report_tags")?,
         soft: a.flag("soft_output")?,
+        packed: a.text("output")? == "packed",
     })
 }
 

@@ -24,6 +24,8 @@ pub enum StreamType {
     I8,
     /// Complex baseband samples, `Complex32` (`cf32`).
     Cf32,
+    /// Bits packed eight to a `u8`, the first in the most significant place.
+    Packed,
 }
 
 impl std::fmt::Display for StreamType {
@@ -33,6 +35,7 @@ impl std::fmt::Display for StreamType {
             StreamType::F32 => "f32",
             StreamType::I8 => "i8",
             StreamType::Cf32 => "cf32",
+            StreamType::Packed => "packed bits",
         })
     }
 }

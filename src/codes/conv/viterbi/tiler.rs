@@ -4,8 +4,9 @@
 
 use crate::codes::conv::viterbi::config::TileConfig;
 use crate::codes::conv::PuncturePattern;
+use crate::codes::decode::UnitSpan;
 use crate::codes::error::{CodeError, CodeResult, invalid};
-use crate::codes::framing::{Cut, Cutter, Mark};
+use crate::codes::framing::{Cut, CutUnit, Cutter, InPlace, Mark};
 use crate::codes::llr::Llr;
 
 /// Streaming tiler: LLRs in (any chunking), whole work units out.
@@ -85,7 +86,7 @@ impl<T: Llr> Tiler<T> {
     }
 
     fn emit(&mut self, out: &mut Vec<T>) {
-        let first = (self.next_unit * self.cfg.unit_bits()) as isize - self.cfg.v1 as isize;
+        let first = self.first_stage(self.next_unit);
         let end = first + self.cfg.unit_stages() as isize;
         // Three runs: before the stream, inside it, past its end.
         let lo = first.clamp(0, end.max(0));
@@ -146,15 +147,24 @@ impl<T: Llr> Tiler<T> {
     fn close_units(&self, first: usize, count: usize, out: &mut Cut<T>) {
         let len = self.unit_len();
         for u in first..first + count {
-            let own = u * self.cfg.unit_bits()..(u + 1) * self.cfg.unit_bits();
-            let origin = self.pattern.kept_before(own.start as isize) as u64;
-            let own_items = self.llrs(own.start as isize, own.end as isize);
-            out.close_unit(len, 0, origin, Some(own_items));
+            let (origin, own) = self.own_items(u);
+            out.close_unit(len, 0, origin, Some(own));
             let last = out.units.len() - 1;
             // close_unit takes the unit to end at the buffer's end; it ends
             // `first + count - 1 - u` units earlier.
             out.units[last].span.start -= (first + count - 1 - u) * len;
         }
+    }
+
+    /// Stream position and count of the items whose bits unit `u` decodes.
+    fn own_items(&self, u: usize) -> (u64, usize) {
+        let own = u * self.cfg.unit_bits()..(u + 1) * self.cfg.unit_bits();
+        (self.pattern.kept_before(own.start as isize) as u64, self.llrs(own.start as isize, own.end as isize))
+    }
+
+    /// First stage of unit `u` (negative for a unit that starts before the stream).
+    fn first_stage(&self, u: usize) -> isize {
+        (u * self.cfg.unit_bits()) as isize - self.cfg.v1 as isize
     }
 }
 
@@ -179,6 +189,47 @@ impl<T: Llr> Cutter<T> for Tiler<T> {
             u.valid_bits = Some(v);
         }
         Ok(())
+    }
+
+    fn cuts_in_place(&self) -> bool {
+        true
+    }
+
+    fn cut_in_place(&mut self, available: usize, want: InPlace, out: &mut Vec<CutUnit>) -> Option<usize> {
+        // In place only from a unit's first stage with nothing held, and not
+        // for a unit that starts before the stream (its padding is not there).
+        let first = self.first_stage(self.next_unit);
+        if !self.buf.is_empty() || first < 0 || first != self.buf_stage as isize {
+            return None;
+        }
+        let at = self.pattern.kept_before(first) as usize;
+        let stages = self.pattern.stages_in(at + available);
+        let (len, ub, v2) = (self.unit_len(), self.cfg.unit_bits(), self.cfg.v2);
+        let mut count = 0;
+        while count < want.max_units && (count + 1) * len <= want.max_items && stages >= (self.next_unit + count + 1) * ub + v2 {
+            count += 1;
+        }
+        if count == 0 || count < want.min_units {
+            return Some(0);
+        }
+        for u in self.next_unit..self.next_unit + count {
+            let start = self.pattern.kept_before(self.first_stage(u)) as usize - at;
+            let (origin, own) = self.own_items(u);
+            out.push(CutUnit { span: UnitSpan { start, len, format: 0 }, valid_bits: None, origin, own: Some(own) });
+        }
+        self.next_unit += count;
+        // As if the stream up to the next unit's first stage had been pushed and compacted.
+        let next = self.first_stage(self.next_unit) as usize;
+        (self.buf_stage, self.received) = (next, next);
+        Some(self.pattern.kept_before(next as isize) as usize - at)
+    }
+
+    fn release(&mut self) -> usize {
+        // The buffer holds the stream from `buf_stage` on, whole stages and a partial one.
+        let n = self.buf.len();
+        self.buf.clear();
+        self.received = self.buf_stage;
+        n
     }
 
     fn describe(&self) -> String {
@@ -295,5 +346,74 @@ mod tests {
         let mut out = Vec::new();
         t.push(&[1, 2, 3], &mut out);
         assert!(matches!(t.finish(&mut out), Err(CodeError::Truncated(_))));
+    }
+
+    /// Cutting in place as the decoder block does (the first unit copied and
+    /// the rest given back, then units where they lie in ever-changing
+    /// windows of the stream, the tail copied and padded) gives the units,
+    /// origins and valid bits that pushing the whole stream gives.
+    #[test]
+    fn cutting_in_place_gives_the_units_of_a_plain_cut() {
+        use crate::codes::framing::{Cut, Cutter, InPlace};
+        let mut seed = 12345u64;
+        let mut next = |m: usize| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % m
+        };
+        for pat in ["11,11", "10,11", "110,101"] {
+            let p = PuncturePattern::parse(pat).unwrap();
+            for (f, v1, v2, stages, group) in [(6, 2, 3, 200usize, 1), (12, 0, 6, 151, 2), (6, 7, 1, 97, 3), (6, 3, 2, 5, 1)] {
+                let cfg = TileConfig::new(f, v1, v2, Traceback::Serial).unwrap().with_group(group).unwrap();
+                let sent = p.kept_before(stages as isize) as usize;
+                let stream: Vec<f32> = (0..sent).map(|i| i as f32 + 1.0).collect();
+                // A unit's items, origin, own items and valid bits.
+                type Seen = (Vec<f32>, u64, Option<usize>, Option<usize>);
+                let units_of = |cut: &Cut<f32>| -> Vec<Seen> {
+                    cut.units.iter().map(|u| (cut.items[u.span.start..u.span.start + u.span.len].to_vec(), u.origin, u.own, u.valid_bits)).collect()
+                };
+                let mut plain = Tiler::punctured(cfg, p.clone()).unwrap();
+                let mut want = Cut::default();
+                plain.cut(&stream, &[], &mut want).unwrap();
+                plain.end(&mut want).unwrap();
+                let want = units_of(&want);
+                for _ in 0..5 {
+                    let mut t = Tiler::punctured(cfg, p.clone()).unwrap();
+                    let (mut pos, mut copied) = (0usize, Cut::default());
+                    let (mut got, mut in_place) = (Vec::new(), 0);
+                    loop {
+                        let end = (pos + 1 + next(3 * t.unit_len())).min(sent);
+                        let (window, finished) = (&stream[pos..end], end == sent);
+                        let want_units = InPlace { min_units: if finished { 1 } else { 1 + next(2) }, max_units: 1 + next(3), max_items: t.unit_len() + next(3 * t.unit_len()) };
+                        let mut units = Vec::new();
+                        match t.cut_in_place(window.len(), want_units, &mut units) {
+                            Some(n) if !units.is_empty() => {
+                                assert!(copied.units.is_empty());
+                                got.extend(units.iter().map(|u| (window[u.span.start..u.span.start + u.span.len].to_vec(), u.origin, u.own, u.valid_bits)));
+                                in_place += units.len();
+                                pos += n;
+                            }
+                            Some(_) if !finished => {}
+                            _ => {
+                                let n = if finished { window.len() } else { window.len().min(t.max_unit_items()) };
+                                t.cut(&window[..n], &[], &mut copied).unwrap();
+                                let kept = if finished { 0 } else { t.release() };
+                                pos += n - kept;
+                                if finished {
+                                    t.end(&mut copied).unwrap();
+                                }
+                                got.extend(units_of(&copied));
+                                copied.clear();
+                                if finished {
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                    assert_eq!(got, want, "{pat} {f},{v1},{v2} {stages} stages, group {group}");
+                    // All but the first and the padded last units can be cut in place.
+                    assert!(in_place + 3 >= want.len(), "{in_place} of {} units in place", want.len());
+                }
+            }
+        }
     }
 }
