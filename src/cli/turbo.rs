@@ -178,7 +178,7 @@ impl TurboArgs {
             Sent::Transport(tb) => tb.block_sizes(),
         };
         for k in sizes {
-            cfg.validate(k).with_context(|| format!("turbo decoder of K = {k}"))?;
+            cfg.check(k).map_err(|(field, e)| anyhow::anyhow!("--{}: {e} (turbo decoder of K = {k})", field.replace('_', "-")))?;
         }
         anyhow::ensure!(
             self.precision == PrecisionArg::F32 || max_star == MaxStar::Max,

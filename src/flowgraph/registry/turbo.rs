@@ -86,11 +86,7 @@ fn config(a: &Args, k: usize) -> anyhow::Result<DecoderConfig> {
         guard: a.about("guard", a.text_opt("guard")?.unwrap_or("none").parse())?,
         window: if a.has("window") { a.size_in("window", 0..=k)? } else { 0 },
     };
-    // The one check of every field's combination, named by the field it blames.
-    cfg.validate(k).map_err(|e| {
-        let field = if e.to_string().contains("scaling") { "scaling" } else if cfg.guard.trains() || cfg.window > 0 { "window" } else { "guard" };
-        a.invalid(field, e)
-    })?;
+    cfg.check(k).map_err(|(field, e)| a.invalid(field, e))?;
     if cfg.subblocks == 1 && cfg.guard != turbo::Guard::None {
         return Err(a.invalid("guard", "a guard needs subblocks > 1"));
     }
