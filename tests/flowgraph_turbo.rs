@@ -52,7 +52,7 @@ fn i8_llrs_decode_and_a_cut_block_is_an_error() {
     let mut sets = K1024.to_vec();
     sets.push("source.total=1000");
     let e = format!("{:#}", run_file(&sets).unwrap_err());
-    assert!(e.contains("inside a terminated frame (or code block)"), "{e}");
+    assert!(e.contains("inside a terminated frame (or code block"), "{e}");
 }
 
 #[test]
