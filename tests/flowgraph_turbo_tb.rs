@@ -13,15 +13,12 @@ use gpufec::gpu::Backend;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+mod common;
+
 const SHIPPED: &str = "flowgraphs/turbo_tb_awgn.toml";
 
 fn run_file(sets: &[&str]) -> anyhow::Result<Summary> {
-    let mut file = FlowgraphFile::parse(SHIPPED, &std::fs::read_to_string(SHIPPED)?)?;
-    for s in sets {
-        file.apply(&s.parse::<Override>()?)?;
-    }
-    let built = build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: false })?;
-    run(built, Duration::from_secs(3600), &AtomicBool::new(false), |_| {})
+    common::run_file(SHIPPED, sets)
 }
 
 /// A = 2000 in G = 6072 (one code block of 2048 with 24 filler bits), rv 2,

@@ -192,12 +192,12 @@ mod tests {
         let bits: Vec<u8> = (0..5000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 31) as u8).collect();
         let mut want = Vec::new();
         turbo::TransportEncoder::new(tb.clone()).encode(&bits, &mut want).unwrap();
+        let block = |errors: &FirstError| TransportEncoder::new(turbo::TransportEncoder::new(tb.clone())).report_to(errors);
         let errors = FirstError::default();
-        let block = || TransportEncoder::new(turbo::TransportEncoder::new(tb.clone())).report_to(&errors);
-        let got: Vec<u8> = run_through(bits.clone(), &errors, |fg| fg.add(block()).into()).unwrap();
+        let got: Vec<u8> = run_through(bits.clone(), &errors, |fg| fg.add(block(&errors)).into()).unwrap();
         assert_eq!((got.len(), got), (5 * 3100, want));
         let errors = FirstError::default();
-        let err = run_through::<u8, u8>(bits[..1500].to_vec(), &errors, |fg| fg.add(block()).into()).unwrap_err();
+        let err = run_through::<u8, u8>(bits[..1500].to_vec(), &errors, |fg| fg.add(block(&errors)).into()).unwrap_err();
         assert!(err.contains("inside a terminated frame (or code block, or transport block)"), "{err}");
     }
 
