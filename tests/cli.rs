@@ -351,7 +351,7 @@ fn turbo_commands_run_and_refuse_bad_values() {
         (&["--scaling", "NaN"], &["scaling NaN"]),
         (&["--scaling", "-1"], &["scaling -1"]),
         (&["--guard", "pivi"], &["--guard pivi", "--subblocks > 1"]),
-        (&["--subblocks", "96", "--guard", "dstw", "--window", "100"], &["g = 100", "shortest sub-block"]),
+        (&["--subblocks", "96", "--guard", "dstw", "--window", "100"], &["--window", "g = 100", "shortest sub-block"]),
         (&["--subblocks", "7000"], &["7000 sub-blocks"]),
         (&["--early-stop", "crc"], &["--early-stop crc", "--tbs"]),
         (&["--tbs", "0"], &["--tbs", "0 bits"]),
@@ -401,6 +401,7 @@ fn turbo_commands_run_and_refuse_bad_values() {
         ("decoder.algorithm=\"log-map\"", &["'input_scale' is missing"]),
         ("decoder.scaling=2", &["'scaling'", "(0, 1]"]),
         ("decoder.subblocks=100000", &["'subblocks'", "1..=6144"]),
+        ("decoder.window=4", &["'window'", "needs guard dstw"]),
         ("decoder.input_scale=-1", &["'input_scale'", "finite factor"]),
         ("decoder.input_scale=nan", &["input_scale"]),
     ] {

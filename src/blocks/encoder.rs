@@ -69,7 +69,7 @@ impl<E: Encoder> Transform<u8, u8> for Encoding<E> {
     fn finish(&mut self, _out: &mut Backlog<u8>) -> anyhow::Result<()> {
         anyhow::ensure!(
             self.0.at_boundary(),
-            "the bit stream ended inside a terminated frame (or code block); send whole frames"
+            "the bit stream ended inside a terminated frame (or code block, or transport block); send whole frames"
         );
         Ok(())
     }
@@ -130,6 +130,34 @@ encoder_block! {
     TurboEncoder, crate::codes::turbo::TurboEncoder
 }
 
+encoder_block! {
+    /// Encodes information bits in LTE transport blocks of A bits through
+    /// the whole chain of TS 36.212 ([`crate::codes::turbo::TransportEncoder`]:
+    /// CRC24A, segmentation with CRC24B, turbo coding, rate matching with
+    /// redundancy version rv), G bits each: the encoder block every family
+    /// shares, under the turbo family's transport-block name. A stream that
+    /// ends inside a transport block fails the flowgraph.
+    ///
+    /// # Stream Inputs
+    ///
+    /// `input`: information bits (`u8` 0/1); any other value fails the flowgraph.
+    ///
+    /// # Stream Outputs
+    ///
+    /// `output`: the G rate-matched bits (`u8` 0/1) of each transport block, in order.
+    ///
+    /// # Usage
+    /// ```
+    /// use gpufec::blocks::TransportEncoder;
+    /// use gpufec::codes::turbo::{self, TransportBlock};
+    ///
+    /// // A = 6120 bits (one code block of 6144) in G = 18432 bits, rv 0.
+    /// let enc = TransportEncoder::new(turbo::TransportEncoder::new(TransportBlock::new(6120, 18432, 0)?));
+    /// # Ok::<(), anyhow::Error>(())
+    /// ```
+    TransportEncoder, crate::codes::turbo::TransportEncoder
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,6 +183,22 @@ mod tests {
             let got: Vec<u8> = run_through(bits.clone(), &errors, |fg| fg.add(block(mode).report_to(&errors)).into()).unwrap();
             assert_eq!(got, want, "{mode:?}");
         }
+    }
+
+    #[test]
+    fn transport_blocks_encode_like_the_code_layer() {
+        use crate::codes::turbo::{self, TransportBlock};
+        let tb = TransportBlock::new(1000, 3100, 2).unwrap();
+        let bits: Vec<u8> = (0..5000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 31) as u8).collect();
+        let mut want = Vec::new();
+        turbo::TransportEncoder::new(tb.clone()).encode(&bits, &mut want).unwrap();
+        let block = |errors: &FirstError| TransportEncoder::new(turbo::TransportEncoder::new(tb.clone())).report_to(errors);
+        let errors = FirstError::default();
+        let got: Vec<u8> = run_through(bits.clone(), &errors, |fg| fg.add(block(&errors)).into()).unwrap();
+        assert_eq!((got.len(), got), (5 * 3100, want));
+        let errors = FirstError::default();
+        let err = run_through::<u8, u8>(bits[..1500].to_vec(), &errors, |fg| fg.add(block(&errors)).into()).unwrap_err();
+        assert!(err.contains("inside a terminated frame (or code block, or transport block)"), "{err}");
     }
 
     #[test]

@@ -55,7 +55,7 @@ pub use bpsk_awgn::BpskAwgn;
 pub use bpsk_mapper::BpskMapper;
 pub use decoder::{DEFAULT_MAX_LATENCY, DecoderCounts, DecoderOptions, DecoderStats, TurboDecoder, ViterbiDecoder};
 pub use depuncture::Depuncture;
-pub use encoder::{ConvEncoder, TurboEncoder};
+pub use encoder::{ConvEncoder, TransportEncoder, TurboEncoder};
 pub use file::{FileFormat, FileSink, FileSource, Pod};
 pub use first_error::{FirstError, Reporting};
 pub use framer::Framer;

@@ -7,7 +7,6 @@ use super::count::count_usize;
 use super::curve::{CurveArgs, EBN0, run_curve};
 use super::grid::Grid;
 use crate::codes::decode::{Batch, BatchDecoder};
-use crate::codes::error::CodeError;
 use crate::codes::sim::Link;
 use crate::codes::turbo::{CpuTurbo, DecoderConfig, EarlyStop, Guard, MaxStar, TransportBlock, TransportDecoder, TransportLink, TurboCode, TurboEncoder, TurboLink};
 use crate::codes::channel::{BpskAwgn, Channel, Quantizer, noise_variance};
@@ -178,7 +177,7 @@ impl TurboArgs {
             Sent::Transport(tb) => tb.block_sizes(),
         };
         for k in sizes {
-            cfg.validate(k).with_context(|| format!("turbo decoder of K = {k}"))?;
+            cfg.check(k).map_err(|(field, e)| anyhow::anyhow!("--{}: {e} (turbo decoder of K = {k})", field.replace('_', "-")))?;
         }
         anyhow::ensure!(
             self.precision == PrecisionArg::F32 || max_star == MaxStar::Max,
@@ -244,23 +243,7 @@ pub fn ber(a: BerTurboArgs) -> anyhow::Result<bool> {
     };
     let mut link: Box<dyn Link> = match &sent {
         Sent::Blocks(code) => Box::new(TurboLink::new(code.clone(), decoder(code.clone())?)?),
-        Sent::Transport(tb) => {
-            // The transport decoder takes CodeErrors; keep the builder's own
-            // error to report it as it is.
-            let failed: RefCell<Option<anyhow::Error>> = RefCell::new(None);
-            let made = TransportDecoder::new(tb.clone(), |code| {
-                decoder(code).map_err(|e| {
-                    let line = format!("{e:#}");
-                    failed.borrow_mut().get_or_insert(e);
-                    CodeError::InvalidParameter(line)
-                })
-            });
-            match (made, failed.into_inner()) {
-                (Ok(d), _) => Box::new(TransportLink::new(d)),
-                (Err(_), Some(e)) => return Err(e),
-                (Err(e), None) => return Err(e.into()),
-            }
-        }
+        Sent::Transport(tb) => Box::new(TransportLink::new(TransportDecoder::new(tb.clone(), &decoder)?)),
     };
     let about = match chosen.into_inner().and_then(|c| c.why_not_gpu) {
         Some(why) => format!("{} (no GPU: {why})", link.describe()),

@@ -182,29 +182,46 @@ decoder_block! {
 decoder_block! {
     /// Decodes turbo code blocks (one unit per block, 3K + 12 LLRs in the
     /// family's [`Layout`](crate::codes::turbo::Layout)) with a turbo decoder
-    /// ([`crate::codes::turbo::CpuTurbo`], or the GPU's): the decoder block
-    /// every family shares, under this family's name; see [`ViterbiDecoder`]
-    /// for what it does around the decoder. Each unit's report holds its
-    /// iterations and, when the decoder stops on a CRC, whether it checked.
+    /// ([`crate::codes::turbo::CpuTurbo`], or the GPU's), or whole LTE
+    /// transport blocks (one unit per transport block, its G LLRs, decoded to
+    /// A bits by a [`crate::codes::turbo::TransportDecoder`] around the CPU or
+    /// GPU decoder): the decoder block every family shares, under this
+    /// family's name; see [`ViterbiDecoder`] for what it does around the
+    /// decoder. Each unit's report holds its iterations (a transport block's:
+    /// its code blocks', summed) and whether its CRC checked (a code block's
+    /// when the decoder stops on it; a transport block's CRC24A always).
     ///
     /// # Stream Inputs
     ///
-    /// `input`: code blocks, or a stream to cut into them, of LLRs (`f32`, `i8`).
+    /// `input`: code blocks or transport blocks, or a stream to cut into
+    /// them, of LLRs (`f32`, `i8`).
     ///
     /// # Stream Outputs
     ///
-    /// `output`: decoded information bits (`u8` 0/1), K per block, in order.
+    /// `output`: decoded information bits (`u8` 0/1), K per code block or A
+    /// per transport block, in order.
     ///
-    /// `soft[0]` (with [`DecoderOptions::soft`]): one `f32` a-posteriori LLR per bit.
+    /// `soft[0]` (with [`DecoderOptions::soft`]; code blocks only): one `f32`
+    /// a-posteriori LLR per bit.
     ///
     /// # Usage
     /// ```
     /// use gpufec::blocks::TurboDecoder;
-    /// use gpufec::codes::turbo::{CpuTurbo, DecoderConfig, TurboCode};
+    /// use gpufec::codes::framing::BlockCutter;
+    /// use gpufec::codes::turbo::{CpuTurbo, DecoderConfig, TransportBlock, TransportDecoder, TurboCode};
     ///
     /// let decoder = CpuTurbo::<i8>::new(TurboCode::lte(6144)?, DecoderConfig::default(), 1.0, 0)?;
     /// let block = TurboDecoder::new(Box::new(decoder))?;
     /// assert!(block.describe().contains("K 6144"));
+    ///
+    /// // Transport blocks of A = 6120 in G = 18360 LLRs, cut from the stream.
+    /// let tb = TransportBlock::new(6120, 18360, 0)?;
+    /// let decoder = TransportDecoder::<i8>::new(tb, |code| {
+    ///     CpuTurbo::<f32>::new(code, DecoderConfig::default(), 1.0, 0).map(|d| Box::new(d) as _)
+    /// })?;
+    /// let cutter = BlockCutter::<i8>::fixed(18360)?.naming("transport block");
+    /// let block = TurboDecoder::build(Box::new(decoder), Some(Box::new(cutter)), Default::default())?;
+    /// assert!(block.describe().starts_with("transport blocks of A = 6120"));
     /// # Ok::<(), anyhow::Error>(())
     /// ```
     TurboDecoder

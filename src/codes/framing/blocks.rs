@@ -41,13 +41,15 @@ pub struct BlockCutter<T> {
     position: u64,
     /// What the items are called in messages.
     noun: &'static str,
+    /// What a unit is called in messages.
+    unit: &'static str,
 }
 
 impl<T: Copy + Send> BlockCutter<T> {
     /// Blocks of `len` items (1 ..= [`MAX_UNIT_ITEMS`]), format 0; marks are ignored.
     pub fn fixed(len: usize) -> CodeResult<Self> {
         check_len(len, MAX_UNIT_ITEMS)?;
-        Ok(Self { current: Some((len, 0)), marked: false, max: len, partial: Vec::new(), valid_bits: None, position: 0, noun: "LLRs" })
+        Ok(Self { current: Some((len, 0)), marked: false, max: len, partial: Vec::new(), valid_bits: None, position: 0, noun: "LLRs", unit: "code block" })
     }
 
     /// Blocks whose length and format marks set (a length of at most `max`
@@ -59,12 +61,19 @@ impl<T: Copy + Send> BlockCutter<T> {
         if let Some((len, _)) = initial {
             check_len(len, max)?;
         }
-        Ok(Self { current: initial, marked: true, max, partial: Vec::new(), valid_bits: None, position: 0, noun: "LLRs" })
+        Ok(Self { current: initial, marked: true, max, partial: Vec::new(), valid_bits: None, position: 0, noun: "LLRs", unit: "code block" })
     }
 
     /// Call the items `noun` in messages (`LLRs` unless told).
     pub fn counting(mut self, noun: &'static str) -> Self {
         self.noun = noun;
+        self
+    }
+
+    /// Call a unit `unit` in messages (`code block` unless told; a
+    /// `transport block` of the LTE chain, say).
+    pub fn naming(mut self, unit: &'static str) -> Self {
+        self.unit = unit;
         self
     }
 
@@ -176,8 +185,9 @@ impl<T: Copy + Send> Cutter<T> for BlockCutter<T> {
     fn end(&mut self, _out: &mut Cut<T>) -> CodeResult<()> {
         if let (false, Some((len, _))) = (self.partial.is_empty(), self.current) {
             return Err(CodeError::Truncated(format!(
-                "the {} stream ended inside a code block ({} of {len} {} present)",
+                "the {} stream ended inside a {} ({} of {len} {} present)",
                 if self.noun == "LLRs" { "LLR" } else { self.noun },
+                self.unit,
                 self.partial.len(),
                 self.noun
             )));
@@ -187,7 +197,7 @@ impl<T: Copy + Send> Cutter<T> for BlockCutter<T> {
 
     fn describe(&self) -> String {
         match (self.marked, self.current) {
-            (false, Some((len, _))) => format!("blocks of {len} {}", self.noun),
+            (false, Some((len, _))) => format!("{}s of {len} {}", self.unit, self.noun),
             _ => format!("blocks as long as the stream's unit marks say ({})", self.noun),
         }
     }

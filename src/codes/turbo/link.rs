@@ -3,9 +3,10 @@
 
 use super::code::TurboCode;
 use super::encoder::TurboEncoder;
-use super::transport::{TransportDecoder, TransportEncoder, TransportReport};
+use super::transport::TransportEncoder;
+use super::transport_decoder::TransportDecoder;
 use crate::codes::channel::{BpskAwgn, noise_variance};
-use crate::codes::decode::{Batch, BatchDecoder, Decoded, UnitReport};
+use crate::codes::decode::{Batch, BatchDecoder, Decoded};
 use crate::codes::error::{CodeResult, invalid};
 use crate::codes::sim::{Link, Tally, Transmitter, noise_seed};
 
@@ -98,7 +99,7 @@ impl Link for TurboLink {
 /// use gpufec::codes::sim::{Link, Tally};
 /// use gpufec::codes::turbo::{CpuTurbo, DecoderConfig, TransportBlock, TransportDecoder, TransportLink};
 /// let tb = TransportBlock::new(1000, 3000, 0).unwrap();
-/// let dec = TransportDecoder::new(tb, |code| Ok(Box::new(CpuTurbo::<f32>::new(code, DecoderConfig::default(), 1.0, 1)?))).unwrap();
+/// let dec = TransportDecoder::new(tb, |code| CpuTurbo::<f32>::new(code, DecoderConfig::default(), 1.0, 1).map(|d| Box::new(d) as _)).unwrap();
 /// let mut link = TransportLink::new(dec);
 /// link.start(4.0, 1).unwrap();
 /// let mut tally = Tally::new(4.0, link.frame_bits());
@@ -106,7 +107,7 @@ impl Link for TurboLink {
 /// assert_eq!((tally.point().bits, tally.point().bit_errors, tally.point().units), (3000, 0, 3));
 /// ```
 pub struct TransportLink {
-    decoder: TransportDecoder,
+    decoder: TransportDecoder<f32>,
     point: Option<TransportState>,
 }
 
@@ -114,13 +115,12 @@ struct TransportState {
     tx: Transmitter<TransportEncoder, BpskAwgn<f32>>,
     reference: Vec<u8>,
     received: Vec<f32>,
-    bits: Vec<u8>,
-    reports: Vec<TransportReport>,
+    decoded: Decoded,
 }
 
 impl TransportLink {
     /// A link decoding with `decoder`.
-    pub fn new(decoder: TransportDecoder) -> Self {
+    pub fn new(decoder: TransportDecoder<f32>) -> Self {
         Self { decoder, point: None }
     }
 
@@ -134,7 +134,7 @@ impl Link for TransportLink {
     fn start(&mut self, ebn0_db: f64, seed: u64) -> CodeResult<()> {
         let channel = BpskAwgn::new(ebn0_db, self.rate(), noise_seed(seed))?;
         let encoder = TransportEncoder::new(self.decoder.transport_block().clone());
-        self.point = Some(TransportState { tx: Transmitter::new(seed, encoder, channel), reference: Vec::new(), received: Vec::new(), bits: Vec::new(), reports: Vec::new() });
+        self.point = Some(TransportState { tx: Transmitter::new(seed, encoder, channel), reference: Vec::new(), received: Vec::new(), decoded: Decoded::default() });
         Ok(())
     }
 
@@ -153,11 +153,10 @@ impl Link for TransportLink {
         st.reference.clear();
         st.received.clear();
         st.tx.send(want, &mut st.reference, &mut st.received)?;
-        st.bits.clear();
-        st.reports.clear();
-        self.decoder.decode(&st.received, &mut st.bits, &mut st.reports)?;
-        for ((got, sent), r) in st.bits.chunks(a).zip(st.reference.chunks(a)).zip(&st.reports) {
-            tally.add_unit(got, sent, &UnitReport { bits: a, iterations: r.iterations, check: Some(r.crc_ok), consumed: g });
+        st.decoded.clear();
+        self.decoder.decode(&Batch::uniform(&st.received, g)?, &mut st.decoded)?;
+        for ((got, sent), report) in st.decoded.bits.chunks(a).zip(st.reference.chunks(a)).zip(&st.decoded.reports) {
+            tally.add_unit(got, sent, report);
         }
         Ok(())
     }

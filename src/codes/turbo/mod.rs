@@ -20,12 +20,14 @@ mod encoder;
 mod link;
 mod rsc;
 mod transport;
+mod transport_decoder;
 
 pub use code::{Layout, TurboCode};
 pub use decoder::{CpuTurbo, DecoderConfig, EarlyStop, Guard, MaxStar};
 pub use encoder::{TurboEncoder, encode_block};
 pub use link::{TransportLink, TurboLink};
-pub use transport::{KNOWN_ZERO_LLR, TransportBlock, TransportDecoder, TransportEncoder, TransportReport};
+pub use transport::{KNOWN_ZERO_LLR, MAX_A, MAX_G, TransportBlock, TransportEncoder};
+pub use transport_decoder::TransportDecoder;
 pub use rsc::{MAX_MEMORY, MIN_MEMORY, Rsc, RscTrellis};
 
 /// Seeded pseudo-random bits for the family's tests (xorshift64).

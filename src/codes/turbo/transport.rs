@@ -8,10 +8,10 @@ use super::code::TurboCode;
 use super::crc::CRC24A;
 use super::encoder::encode_block;
 use super::rate_match::RateMatch;
-use super::segment::Segmentation;
-use crate::codes::decode::{Batch, BatchDecoder, Decoded};
+use super::segment::{MAX_B, Segmentation};
 use crate::codes::encode::Encoder;
 use crate::codes::error::{CodeError, CodeResult, invalid};
+use crate::codes::framing::MAX_UNIT_ITEMS;
 use crate::codes::llr::Llr;
 
 /// LLR given to bits the receiver knows are 0 (the filler and the parity
@@ -19,12 +19,23 @@ use crate::codes::llr::Llr;
 /// that the decoders' metrics stay far from `f32` overflow.
 pub const KNOWN_ZERO_LLR: f32 = 1e4;
 
-/// One code block of a transport block: its code, filler, rate matching.
+/// Largest A accepted: B = A + 24 within [`MAX_B`] (2^20), well above the
+/// largest LTE transport block (391656 bits, TS 36.213 Table 7.1.7.2.5-1).
+pub const MAX_A: usize = MAX_B - 24;
+
+/// Largest G accepted: 2^26 coded bits, the largest unit a cutter cuts
+/// ([`MAX_UNIT_ITEMS`]), checked before the rate matching's index maps are
+/// allocated.
+pub const MAX_G: usize = MAX_UNIT_ITEMS;
+
+/// One code block of a transport block: its code, filler, rate matching,
+/// and the index of its size in [`TransportBlock::block_sizes`].
 #[derive(Debug, Clone)]
-struct Block {
-    code: TurboCode,
+pub(super) struct Block {
+    pub(super) code: TurboCode,
     filler: usize,
     rm: RateMatch,
+    pub(super) size: usize,
 }
 
 /// The chain of a transport block of A bits sent in G coded bits with
@@ -52,18 +63,26 @@ pub struct TransportBlock {
 }
 
 impl TransportBlock {
-    /// The chain for A = `a` information bits in G = `g` coded bits (at most
-    /// [`super::rate_match::MAX_E`] per code block) with redundancy version
-    /// `rv` (0..=3). Refused when a code block's share of G cannot carry its
-    /// information (a code rate above 1).
+    /// The chain for A = `a` information bits (1..=[`MAX_A`]) in G = `g`
+    /// coded bits (at most [`MAX_G`], and [`super::rate_match::MAX_E`] per
+    /// code block) with redundancy version `rv` (0..=3). Refused when a code
+    /// block's share of G cannot carry its information (a code rate above 1).
     pub fn new(a: usize, g: usize, rv: u8) -> CodeResult<Self> {
         if a == 0 {
             return Err(invalid!("a transport block of 0 bits"));
+        }
+        if a > MAX_A {
+            return Err(invalid!("a transport block of A = {a} bits is above the {MAX_A} accepted (the largest LTE TBS is 391656)"));
+        }
+        if g > MAX_G {
+            return Err(invalid!("G = {g} coded bits is above the {MAX_G} accepted per transport block"));
         }
         let seg = Segmentation::new(a + CRC24A.width())?;
         if g < seg.c {
             return Err(invalid!("G = {g} coded bits for {} code blocks: at least one bit each", seg.c));
         }
+        let mut sizes: Vec<usize> = seg.blocks().collect();
+        sizes.dedup();
         // §5.1.4.1.2 with N_L = Q_m = 1: the last γ blocks take one bit more.
         let gamma = g % seg.c;
         let blocks = (0..seg.c)
@@ -73,7 +92,8 @@ impl TransportBlock {
                 let e = g / seg.c + usize::from(r >= seg.c - gamma);
                 let rm = RateMatch::new(k, filler, e, rv, None)?;
                 rm.check_decodable().map_err(|e| invalid!("G = {g} for A = {a}: code block {r}: {e}"))?;
-                Ok(Block { code: TurboCode::lte(k)?, filler, rm })
+                let size = sizes.iter().position(|&s| s == k).expect("a size of the segmentation");
+                Ok(Block { code: TurboCode::lte(k)?, filler, rm, size })
             })
             .collect::<CodeResult<Vec<_>>>()?;
         Ok(Self { a, g, seg, blocks })
@@ -99,6 +119,11 @@ impl TransportBlock {
         &self.seg
     }
 
+    /// The code blocks in order.
+    pub(super) fn code_blocks(&self) -> &[Block] {
+        &self.blocks
+    }
+
     /// Encode one transport block (A bits, 0 or 1), appending its G bits.
     pub fn encode(&self, bits: &[u8], out: &mut Vec<u8>) -> CodeResult<()> {
         if bits.len() != self.a {
@@ -119,16 +144,16 @@ impl TransportBlock {
     /// The decoder inputs of one transport block's G LLRs: for each code
     /// block, its 3K + 12 de-rate-matched LLRs (soft-combined, the known
     /// zeros set to [`KNOWN_ZERO_LLR`]) appended to `units[i]`, where `i`
-    /// indexes [`Self::block_sizes`].
-    fn dematch<T: Llr>(&self, llrs: &[T], units: &mut [Vec<f32>]) -> CodeResult<()> {
+    /// indexes [`Self::block_sizes`]. A NaN or infinite LLR is named by its
+    /// index in `llrs`.
+    pub(super) fn dematch<T: Llr>(&self, llrs: &[T], units: &mut [Vec<f32>]) -> CodeResult<()> {
         if llrs.len() != self.g {
             return Err(CodeError::LengthMismatch(format!("a transport block of G = {} coded bits was given {} LLRs", self.g, llrs.len())));
         }
-        let sizes = self.block_sizes();
         let mut at = 0;
         for b in &self.blocks {
             let e = b.rm.e();
-            let out = &mut units[sizes.iter().position(|&k| k == b.code.k()).expect("a size of the block list")];
+            let out = &mut units[b.size];
             let start = out.len();
             out.resize(start + b.code.coded_len(), 0.0);
             let unit = &mut out[start..];
@@ -146,14 +171,28 @@ impl TransportBlock {
 
     /// The distinct code block sizes, K− first.
     pub fn block_sizes(&self) -> Vec<usize> {
-        let mut k: Vec<usize> = self.blocks.iter().map(|b| b.code.k()).collect();
-        k.dedup();
-        k
+        self.codes().iter().map(TurboCode::k).collect()
     }
 
     /// The TurboCode of each distinct size, in [`Self::block_sizes`]' order.
     pub fn codes(&self) -> Vec<TurboCode> {
-        self.block_sizes().into_iter().map(|k| self.blocks.iter().find(|b| b.code.k() == k).expect("a listed size").code.clone()).collect()
+        let mut codes: Vec<TurboCode> = Vec::new();
+        for b in &self.blocks {
+            if codes.len() == b.size {
+                codes.push(b.code.clone());
+            }
+        }
+        codes
+    }
+
+    /// Code blocks of each distinct size, in [`Self::block_sizes`]' order.
+    pub fn blocks_per_size(&self) -> Vec<usize> {
+        let mut n = Vec::new();
+        for b in &self.blocks {
+            n.resize(b.size + 1, 0);
+            n[b.size] += 1;
+        }
+        n
     }
 }
 
@@ -195,148 +234,44 @@ impl Encoder for TransportEncoder {
     }
 }
 
-/// What decoding one transport block found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TransportReport {
-    /// Whether the transport block's CRC24A checks.
-    pub crc_ok: bool,
-    /// Iterations of its code blocks, summed.
-    pub iterations: u32,
-}
-
-/// Decodes whole transport blocks with one decoder per code block size
-/// (made by `make` for each [`TurboCode`]).
-pub struct TransportDecoder {
-    tb: TransportBlock,
-    decoders: Vec<Box<dyn BatchDecoder<f32>>>,
-    units: Vec<Vec<f32>>,
-    decoded: Vec<Decoded>,
-}
-
-impl TransportDecoder {
-    /// A decoder of `tb`'s blocks; `make` builds the decoder of one code.
-    pub fn new(tb: TransportBlock, make: impl Fn(TurboCode) -> CodeResult<Box<dyn BatchDecoder<f32>>>) -> CodeResult<Self> {
-        let decoders = tb.codes().into_iter().map(make).collect::<CodeResult<Vec<_>>>()?;
-        let n = decoders.len();
-        Ok(Self { tb, decoders, units: vec![Vec::new(); n], decoded: vec![Decoded::default(); n] })
-    }
-
-    /// The chain decoded.
-    pub fn transport_block(&self) -> &TransportBlock {
-        &self.tb
-    }
-
-    /// The transport block and the decoder of its largest code blocks.
-    pub fn describe(&self) -> String {
-        let tb = &self.tb;
-        let last = self.decoders.last().map_or(String::new(), |d| d.describe());
-        format!("transport block A = {}, G = {}, code blocks {:?}; {last}", tb.a, tb.g, tb.blocks())
-    }
-
-    /// Decode whole transport blocks of G LLRs each from `llrs`, appending
-    /// A bits per block to `bits` and a report per block to `reports`.
-    pub fn decode<T: Llr>(&mut self, llrs: &[T], bits: &mut Vec<u8>, reports: &mut Vec<TransportReport>) -> CodeResult<()> {
-        let g = self.tb.g;
-        if !llrs.len().is_multiple_of(g) {
-            return Err(CodeError::LengthMismatch(format!("{} LLRs are not whole transport blocks of G = {g}", llrs.len())));
-        }
-        self.units.iter_mut().for_each(Vec::clear);
-        for tb in llrs.chunks(g) {
-            self.tb.dematch(tb, &mut self.units)?;
-        }
-        let sizes = self.tb.block_sizes();
-        for ((dec, units), (out, &k)) in self.decoders.iter_mut().zip(&self.units).zip(self.decoded.iter_mut().zip(&sizes)) {
-            out.clear();
-            dec.decode(&Batch::uniform(units, 3 * k + 12)?, out)?;
-        }
-        // Walk the blocks in order, taking each from its size's results.
-        let mut next = vec![0usize; sizes.len()];
-        let mut blocks: Vec<&[u8]> = Vec::with_capacity(self.tb.seg.c);
-        let mut with_crc = Vec::with_capacity(self.tb.seg.b);
-        for _ in 0..llrs.len() / g {
-            blocks.clear();
-            let mut iterations = 0;
-            for b in &self.tb.blocks {
-                let s = sizes.iter().position(|&k| k == b.code.k()).expect("a listed size");
-                let k = b.code.k();
-                blocks.push(&self.decoded[s].bits[next[s] * k..][..k]);
-                iterations += self.decoded[s].reports[next[s]].iterations;
-                next[s] += 1;
-            }
-            with_crc.clear();
-            self.tb.seg.desegment(&blocks, &mut with_crc)?;
-            let crc_ok = CRC24A.check(&with_crc);
-            bits.extend_from_slice(&with_crc[..self.tb.a]);
-            reports.push(TransportReport { crc_ok, iterations });
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codes::turbo::{CpuTurbo, DecoderConfig, EarlyStop, test_bits as bits};
-
-    fn decoder(tb: &TransportBlock, stop: EarlyStop) -> TransportDecoder {
-        let cfg = DecoderConfig { early_stop: stop, ..Default::default() };
-        TransportDecoder::new(tb.clone(), |code| Ok(Box::new(CpuTurbo::<f32>::new(code, cfg, 1.0, 1)?))).unwrap()
-    }
-
-    #[test]
-    fn clean_transport_blocks_come_back_for_every_size_and_rv() {
-        // One block, filler below 40, two sizes with filler, several blocks;
-        // rates from 1/7 to 0.83. Every rv alone decodes at rates up to
-        // about 1/2; above, rv 1..3 puncture systematic bits that only a
-        // combination with rv 0 brings back, so rv 0 only.
-        for (a, g, rvs) in [(16, 120, 0..4), (100, 400, 0..4), (1000, 1200, 0..1), (6120, 13000, 0..4), (7000, 21000, 0..4), (20000, 45000, 0..4)] {
-            let stop = if TransportBlock::new(a, g, 0).unwrap().segmentation().c > 1 { EarlyStop::Crc24B } else { EarlyStop::Crc24A };
-            for rv in rvs {
-                let tb = TransportBlock::new(a, g, rv).unwrap();
-                let sent = bits(2 * a, a as u64 + rv as u64);
-                let mut coded = Vec::new();
-                TransportEncoder::new(tb.clone()).encode(&sent, &mut coded).unwrap();
-                assert_eq!(coded.len(), 2 * g);
-                let llrs: Vec<f32> = coded.iter().map(|&b| if b == 0 { 3.0 } else { -3.0 }).collect();
-                let (mut got, mut reports) = (Vec::new(), Vec::new());
-                decoder(&tb, stop).decode(&llrs, &mut got, &mut reports).unwrap();
-                assert_eq!(got, sent, "A {a} G {g} rv {rv}");
-                assert!(reports.iter().all(|r| r.crc_ok), "A {a} G {g} rv {rv}: {reports:?}");
-                // Clean input stops on the first iteration's CRC.
-                assert!(reports.iter().all(|r| r.iterations as usize == tb.blocks().len()), "{reports:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn a_wrong_block_fails_its_crc() {
-        let tb = TransportBlock::new(500, 1600, 0).unwrap();
-        let mut coded = Vec::new();
-        tb.encode(&bits(500, 9), &mut coded).unwrap();
-        // Send the opposite of every bit: the decoder finds some codeword, not this one.
-        let llrs: Vec<f32> = coded.iter().map(|&b| if b == 0 { -3.0 } else { 3.0 }).collect();
-        let (mut got, mut reports) = (Vec::new(), Vec::new());
-        decoder(&tb, EarlyStop::Never).decode(&llrs, &mut got, &mut reports).unwrap();
-        assert!(!reports[0].crc_ok);
-    }
+    use crate::codes::turbo::test_bits as bits;
 
     #[test]
     fn bad_transport_blocks_are_refused() {
-        for (a, g, rv, says) in [(0, 100, 0, "0 bits"), (100, 100, 0, "code block 0"), (20000, 3, 0, "at least one bit each"), (100, 400, 4, "rv"), (1 << 21, 1 << 23, 0, "above")] {
+        for (a, g, rv, says) in [
+            (0, 100, 0, "0 bits"),
+            (100, 100, 0, "code block 0"),
+            (20000, 3, 0, "at least one bit each"),
+            (100, 400, 4, "rv"),
+            (MAX_A + 1, 1 << 23, 0, "above the 1048552 accepted"),
+            (100, MAX_G + 1, 0, "G = 67108865 coded bits is above"),
+            (100, usize::MAX, 0, "is above"),
+        ] {
             let e = TransportBlock::new(a, g, rv).unwrap_err().to_string();
             assert!(e.contains(says), "A {a} G {g} rv {rv}: {e}");
         }
+        // The largest A still makes a chain: 172 code blocks.
+        assert_eq!(TransportBlock::new(MAX_A, 3_200_000, 3).unwrap().segmentation().c, 172);
         let tb = TransportBlock::new(100, 400, 0).unwrap();
-        let mut dec = decoder(&tb, EarlyStop::Never);
-        let (mut got, mut reports) = (Vec::new(), Vec::new());
-        let e = dec.decode(&[0.0f32; 399], &mut got, &mut reports).unwrap_err().to_string();
-        assert!(e.contains("399"), "{e}");
-        let mut nan = vec![1.0f32; 800];
-        nan[555] = f32::NAN;
-        let e = dec.decode(&nan, &mut got, &mut reports).unwrap_err().to_string();
-        assert!(e.contains("155"), "the NaN's place in its transport block: {e}");
-        assert!(got.is_empty() && reports.is_empty());
         let e = tb.encode(&[1, 0, 2], &mut Vec::new()).unwrap_err().to_string();
         assert!(e.contains("100"), "{e}");
+        let e = tb.dematch(&[0.0f32; 399], &mut [Vec::new()]).unwrap_err().to_string();
+        assert!(e.contains("399"), "{e}");
+    }
+
+    #[test]
+    fn sizes_and_their_blocks() {
+        let tb = TransportBlock::new(20000, 60000, 0).unwrap();
+        assert_eq!(tb.blocks(), [4992, 5056, 5056, 5056]);
+        assert_eq!((tb.block_sizes(), tb.blocks_per_size()), (vec![4992, 5056], vec![1, 3]));
+        let mut coded = Vec::new();
+        TransportEncoder::new(tb.clone()).encode(&bits(20000, 3), &mut coded).unwrap();
+        let llrs: Vec<f32> = coded.iter().map(|&b| 1.0 - 2.0 * f32::from(b)).collect();
+        let mut units = vec![Vec::new(); 2];
+        tb.dematch(&llrs, &mut units).unwrap();
+        assert_eq!((units[0].len(), units[1].len()), (3 * 4992 + 12, 3 * (3 * 5056 + 12)));
     }
 }

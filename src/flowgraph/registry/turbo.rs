@@ -1,17 +1,18 @@
-//! The turbo family's block kinds: the encoder of LTE code blocks and the
-//! turbo decoder (its units come from a `Framer` with `units = "blocks"`
-//! and `block_llrs = 3K + 12`, or from the stream itself).
+//! The turbo family's block kinds: the encoder of LTE code blocks, or of
+//! transport blocks through the whole chain (`tbs`, `coded`, `rv`), and the
+//! turbo decoder of either (its units come from a `Framer` with `units =
+//! "blocks"` and `block_llrs` = 3K + 12 or G, or from the stream itself).
 
 use super::super::assembly::Assembly;
 use super::super::params::{Args, Literal, Param, ParamType};
 use super::groups::{BACKEND, DECODER_BLOCK, LLR, backend_options, build_decoder, by_llr, decoder_options, decoder_ports, llr_type};
 use super::{Kind, StreamType, io};
-use crate::blocks::{Reporting, TurboDecoder, TurboEncoder};
+use crate::blocks::{Reporting, TransportEncoder, TurboDecoder, TurboEncoder};
 use crate::codes::decode::BatchDecoder;
 use crate::codes::framing::{BlockCutter, Cutter};
 use crate::codes::llr::Llr;
 use crate::codes::turbo::decoder::{MAX_ITERATIONS, Precision};
-use crate::codes::turbo::{self, CpuTurbo, DecoderConfig, EarlyStop, MaxStar, TurboCode};
+use crate::codes::turbo::{self, CpuTurbo, DecoderConfig, EarlyStop, MAX_A, MAX_G, MaxStar, TransportBlock, TransportDecoder, TurboCode};
 use crate::gpu::{Backend, Choice, turbo_decoder};
 use futuresdr::runtime::BlockId;
 
@@ -19,21 +20,37 @@ use futuresdr::runtime::BlockId;
 pub(super) const KINDS: &[Kind] = &[
     Kind {
         name: "TurboEncoder",
-        summary: "LTE turbo encoder: blocks of K bits to 3K + 12 coded bits",
-        groups: &[&[BLOCK]],
+        summary: "LTE turbo encoder: blocks of K bits to 3K + 12 coded bits, or transport blocks of A bits (tbs) to G coded bits (coded) with redundancy version rv",
+        groups: &[&[BLOCK], TRANSPORT],
         ports: |_| Ok(io(Some(StreamType::U8), Some(StreamType::U8))),
-        add: |a, asm| asm.add(TurboEncoder::new(turbo::TurboEncoder::new(code(a)?)).report_to(&asm.errors)),
+        add: |a, asm| match transport(a)? {
+            Some(tb) => asm.add(TransportEncoder::new(turbo::TransportEncoder::new(tb)).report_to(&asm.errors)),
+            None => asm.add(TurboEncoder::new(turbo::TurboEncoder::new(code(a)?)).report_to(&asm.errors)),
+        },
     },
     Kind {
         name: "TurboDecoder",
-        summary: "LTE turbo decoder of code blocks (max-log-MAP or log-MAP, P sub-blocks with a guard), on the CPU or the GPU",
-        groups: &[LLR, &[BLOCK], DECODER, BACKEND, DECODER_BLOCK],
-        ports: |a| decoder_ports(a, llr_type(a)?),
+        summary: "LTE turbo decoder of code blocks or transport blocks (max-log-MAP or log-MAP, P sub-blocks with a guard), on the CPU or the GPU",
+        groups: &[LLR, &[BLOCK], TRANSPORT, DECODER, BACKEND, DECODER_BLOCK],
+        ports: |a| {
+            // Checked here, before the connections name a port it would not have.
+            if a.has("tbs") && a.flag("soft_output")? {
+                return Err(a.invalid("soft_output", "transport blocks are decoded to hard decisions only"));
+            }
+            decoder_ports(a, llr_type(a)?)
+        },
         add: |a, asm| by_llr(a, asm, add_decoder::<i8>, add_decoder::<f32>),
     },
 ];
 
-const BLOCK: Param = Param::with_default("block", ParamType::Count, Literal::Count(6144), "code block size K, one of the 188 LTE sizes 40..=6144");
+const BLOCK: Param = Param::optional("block", ParamType::Count, "code block size K, one of the 188 LTE sizes 40..=6144 (default 6144; not with tbs)");
+
+/// A transport block through the LTE chain instead of bare code blocks.
+const TRANSPORT: &[Param] = &[
+    Param::optional("tbs", ParamType::Count, "transport block size A (1..=1048552): the whole LTE chain, CRC24A, segmentation with CRC24B, rate matching"),
+    Param::optional("coded", ParamType::Count, "coded bits G a transport block is sent in (with tbs; at most 2^26, code rate A/G at most 1)"),
+    Param::optional("rv", ParamType::Count, "redundancy version 0..=3 (with tbs; default 0)"),
+];
 
 const DECODER: &[Param] = &[
     Param::with_default("iterations", ParamType::Count, Literal::Count(8), "iterations at most, 1..=64"),
@@ -53,9 +70,9 @@ const DECODER: &[Param] = &[
     Param::optional("window", ParamType::Count, "training window g in stages (dstw, pividstw)"),
     Param::with_default(
         "early_stop",
-        ParamType::Choice(&["never", "stable"]),
+        ParamType::Choice(&["never", "stable", "crc"]),
         Literal::Text("never"),
-        "stop a block when an iteration's decisions equal the previous one's",
+        "stop a block when an iteration's decisions equal the previous one's (stable), or when its CRC checks (crc: CRC24B, or CRC24A for a transport block of one code block; with tbs)",
     ),
     Param::with_default(
         "precision",
@@ -71,26 +88,57 @@ const DECODER: &[Param] = &[
 ];
 
 fn code(a: &Args) -> anyhow::Result<TurboCode> {
-    a.about("block", TurboCode::lte(a.size("block")?))
+    a.about("block", TurboCode::lte(if a.has("block") { a.size("block")? } else { 6144 }))
 }
 
-/// The decoder configuration of the [`DECODER`] fields, checked for `k`.
-fn config(a: &Args, k: usize) -> anyhow::Result<DecoderConfig> {
+/// The transport block the [`TRANSPORT`] fields describe, `None` for bare
+/// code blocks; every error names its field.
+fn transport(a: &Args) -> anyhow::Result<Option<TransportBlock>> {
+    if !a.has("tbs") {
+        for field in ["coded", "rv"] {
+            if a.has(field) {
+                return Err(a.invalid(field, "applies to transport blocks: give tbs too"));
+            }
+        }
+        return Ok(None);
+    }
+    if a.has("block") {
+        return Err(a.invalid("block", "a transport block (tbs) is cut into code blocks of its own sizes: give block or tbs"));
+    }
+    let tbs = a.size_in("tbs", 1..=MAX_A)?;
+    if !a.has("coded") {
+        return Err(a.missing("coded", "G, the coded bits each transport block is sent in; 3·(A + 24) is a code rate of about 1/3"));
+    }
+    let g = a.size_in("coded", 1..=MAX_G)?;
+    let rv = if a.has("rv") { a.size_in("rv", 0..=3)? as u8 } else { 0 };
+    // What is left (a code rate above 1) is G's fault.
+    a.about("coded", TransportBlock::new(tbs, g, rv)).map(Some)
+}
+
+/// The decoder configuration of the [`DECODER`] fields, checked for every
+/// code block size of `codes` (`tb`'s, when it decodes transport blocks).
+fn config(a: &Args, tb: Option<&TransportBlock>, codes: &[TurboCode]) -> anyhow::Result<DecoderConfig> {
     let max_star: MaxStar = a.about("algorithm", a.text("algorithm")?.parse())?;
+    let k = codes.iter().map(TurboCode::k).min().unwrap_or(0);
+    let early_stop = match (a.text("early_stop")?, tb) {
+        ("stable", _) => EarlyStop::Stable,
+        ("crc", Some(tb)) if tb.segmentation().c == 1 => EarlyStop::Crc24A,
+        ("crc", Some(_)) => EarlyStop::Crc24B,
+        ("crc", None) => return Err(a.invalid("early_stop", "bare code blocks carry no CRC: decode transport blocks (tbs)")),
+        _ => EarlyStop::Never,
+    };
     let cfg = DecoderConfig {
         max_star,
         scaling: a.real_opt("scaling")?.map_or(if max_star == MaxStar::Max { 0.75 } else { 1.0 }, |s| s as f32),
         iterations: a.size_in("iterations", 1..=MAX_ITERATIONS)?,
-        early_stop: if a.text("early_stop")? == "stable" { EarlyStop::Stable } else { EarlyStop::Never },
+        early_stop,
         subblocks: if a.has("subblocks") { a.size_in("subblocks", 1..=k)? } else { 1 },
         guard: a.about("guard", a.text_opt("guard")?.unwrap_or("none").parse())?,
         window: if a.has("window") { a.size_in("window", 0..=k)? } else { 0 },
     };
-    // The one check of every field's combination, named by the field it blames.
-    cfg.validate(k).map_err(|e| {
-        let field = if e.to_string().contains("scaling") { "scaling" } else if cfg.guard.trains() || cfg.window > 0 { "window" } else { "guard" };
-        a.invalid(field, e)
-    })?;
+    for code in codes {
+        cfg.check(code.k()).map_err(|(field, e)| a.invalid(field, e))?;
+    }
     if cfg.subblocks == 1 && cfg.guard != turbo::Guard::None {
         return Err(a.invalid("guard", "a guard needs subblocks > 1"));
     }
@@ -98,8 +146,12 @@ fn config(a: &Args, k: usize) -> anyhow::Result<DecoderConfig> {
 }
 
 fn add_decoder<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockId> {
-    let code = code(a)?;
-    let cfg = config(a, code.k())?;
+    let tb = transport(a)?;
+    let codes = match &tb {
+        Some(tb) => tb.codes(),
+        None => vec![code(a)?],
+    };
+    let cfg = config(a, tb.as_ref(), &codes)?;
     let scale = match (a.real_opt("input_scale")?, T::NAME, cfg.max_star) {
         (Some(s), _, _) if s.is_finite() && s > 0.0 => s as f32,
         (Some(_), _, _) => return Err(a.invalid("input_scale", "give a finite factor > 0")),
@@ -114,19 +166,32 @@ fn add_decoder<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockId> 
     }
     let options = backend_options(a, asm.backend)?;
     let block_options = decoder_options(a)?;
-    let cutter: Option<Box<dyn Cutter<T>>> = match a.text("input")? {
-        "stream" => Some(Box::new(a.about("block", BlockCutter::fixed(code.coded_len()))?)),
+    let cutter: Option<Box<dyn Cutter<T>>> = match (a.text("input")?, &tb) {
+        ("stream", Some(tb)) => Some(Box::new(a.about("coded", BlockCutter::fixed(tb.g()))?.naming("transport block"))),
+        ("stream", None) => Some(Box::new(a.about("block", BlockCutter::fixed(codes[0].coded_len()))?)),
         _ => None,
     };
+    let auto_split = !(a.has("subblocks") || a.has("guard") || a.has("window"));
     let build = || -> anyhow::Result<(Box<dyn BatchDecoder<T>>, Choice)> {
+        if let Some(tb) = &tb {
+            // The code blocks are de-rate-matched into f32 LLRs: f32 inner decoders, which divide by the scale.
+            let mut chosen = None;
+            let decoder = TransportDecoder::<T>::new(tb.clone(), |code| {
+                let (d, choice) = turbo_decoder::<f32>(code, cfg, scale, precision, auto_split, &options)?;
+                chosen.get_or_insert(choice);
+                anyhow::Ok(d)
+            })?;
+            let choice = chosen.ok_or_else(|| anyhow::anyhow!("a transport block without code blocks"))?;
+            return Ok((Box::new(decoder), choice));
+        }
+        let code = codes[0].clone();
         if !block_options.soft {
-            let auto_split = !(a.has("subblocks") || a.has("guard") || a.has("window"));
-            return turbo_decoder::<T>(code.clone(), cfg, scale, precision, auto_split, &options);
+            return turbo_decoder::<T>(code, cfg, scale, precision, auto_split, &options);
         }
         // Soft output is the CPU decoder's so far.
         anyhow::ensure!(options.backend != Backend::Gpu, "soft output comes from the CPU turbo decoder only so far");
         let why = (options.backend == Backend::Auto).then(|| "soft output comes from the CPU turbo decoder only so far".to_string());
-        let decoder = CpuTurbo::<T>::new(code.clone(), cfg, scale, options.cpu_threads)?.with_precision(precision)?.with_soft_output();
+        let decoder = CpuTurbo::<T>::new(code, cfg, scale, options.cpu_threads)?.with_precision(precision)?.with_soft_output();
         Ok((Box::new(decoder), Choice { gpu: false, why_not_gpu: why }))
     };
     let (decoder, choice) = build_decoder(a, asm, &options, build)?;

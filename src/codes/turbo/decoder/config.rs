@@ -1,7 +1,7 @@
 //! What a turbo decoder computes: the max* of its recursions, extrinsic
 //! scaling, iterations and early stop, and the sub-block split with its guard.
 
-use crate::codes::error::{CodeResult, invalid};
+use crate::codes::error::{CodeError, CodeResult, invalid};
 
 /// Most iterations a decoder runs.
 pub const MAX_ITERATIONS: usize = 64;
@@ -190,32 +190,49 @@ impl Default for DecoderConfig {
 impl DecoderConfig {
     /// Check the configuration for blocks of `k` bits.
     pub fn validate(&self, k: usize) -> CodeResult<()> {
+        self.check(k).map_err(|(_, e)| e)
+    }
+
+    /// [`Self::validate`], the error naming the field at fault (`iterations`,
+    /// `scaling`, `subblocks`, `window`, `early_stop`), as the flowgraph
+    /// kinds and the command line name it.
+    ///
+    /// # Example
+    /// ```
+    /// use gpufec::codes::turbo::{DecoderConfig, Guard};
+    /// let c = DecoderConfig { subblocks: 8, guard: Guard::Dstw, ..DecoderConfig::default() };
+    /// assert_eq!(c.check(6144).unwrap_err().0, "window"); // DSTW needs g ≥ 1
+    /// ```
+    pub fn check(&self, k: usize) -> Result<(), (&'static str, CodeError)> {
         if !(1..=MAX_ITERATIONS).contains(&self.iterations) {
-            return Err(invalid!("{} iterations: give 1..={MAX_ITERATIONS}", self.iterations));
+            return Err(("iterations", invalid!("{} iterations: give 1..={MAX_ITERATIONS}", self.iterations)));
         }
         if !(self.scaling.is_finite() && self.scaling > 0.0 && self.scaling <= 1.0) {
-            return Err(invalid!("extrinsic scaling {}: give a factor in (0, 1]", self.scaling));
+            return Err(("scaling", invalid!("extrinsic scaling {}: give a factor in (0, 1]", self.scaling)));
         }
         if !(1..=k).contains(&self.subblocks) {
-            return Err(invalid!("{} sub-blocks of a {k}-bit block: give 1..={k}", self.subblocks));
+            return Err(("subblocks", invalid!("{} sub-blocks of a {k}-bit block: give 1..={k}", self.subblocks)));
         }
         let shortest = k / self.subblocks;
         if self.guard.trains() {
             if self.window == 0 {
-                return Err(invalid!("guard {} needs a training window g ≥ 1", self.guard.name()));
+                return Err(("window", invalid!("guard {} needs a training window g ≥ 1", self.guard.name())));
             }
             if self.window > shortest {
-                return Err(invalid!(
-                    "training window g = {} is longer than the shortest sub-block ({shortest} stages of K = {k} in {} sub-blocks)",
-                    self.window,
-                    self.subblocks
+                return Err((
+                    "window",
+                    invalid!(
+                        "training window g = {} is longer than the shortest sub-block ({shortest} stages of K = {k} in {} sub-blocks)",
+                        self.window,
+                        self.subblocks
+                    ),
                 ));
             }
         } else if self.window != 0 {
-            return Err(invalid!("a training window g = {} needs guard dstw or pividstw, not {}", self.window, self.guard.name()));
+            return Err(("window", invalid!("a training window g = {} needs guard dstw or pividstw, not {}", self.window, self.guard.name())));
         }
         if matches!(self.early_stop, EarlyStop::Crc24A | EarlyStop::Crc24B) && k <= 24 {
-            return Err(invalid!("a CRC early stop needs blocks longer than the 24 CRC bits, not {k}"));
+            return Err(("early_stop", invalid!("a CRC early stop needs blocks longer than the 24 CRC bits, not {k}")));
         }
         Ok(())
     }
@@ -284,5 +301,25 @@ mod tests {
         assert!(worst.0 < 2e-7, "error {:e} at d = {}", worst.0, worst.1);
         assert_eq!(ln1p_exp_neg(1e30), 0.0);
         assert!((ln1p_exp_neg(0.0) - std::f32::consts::LN_2).abs() < 1e-7);
+    }
+
+    #[test]
+    fn check_names_the_field_at_fault() {
+        let ok = DecoderConfig::default();
+        for (cfg, k, field, says) in [
+            (DecoderConfig { iterations: 0, ..ok }, 6144, "iterations", "0 iterations"),
+            (DecoderConfig { scaling: f32::NAN, ..ok }, 6144, "scaling", "scaling NaN"),
+            (DecoderConfig { subblocks: 41, ..ok }, 40, "subblocks", "41 sub-blocks"),
+            (DecoderConfig { subblocks: 8, guard: Guard::PiviDstw, ..ok }, 6144, "window", "needs a training window"),
+            (DecoderConfig { subblocks: 96, guard: Guard::Dstw, window: 65, ..ok }, 6144, "window", "g = 65"),
+            (DecoderConfig { window: 4, ..ok }, 6144, "window", "needs guard dstw"),
+            (DecoderConfig { early_stop: EarlyStop::Crc24B, ..ok }, 24, "early_stop", "CRC early stop"),
+        ] {
+            let (got, e) = cfg.check(k).unwrap_err();
+            assert_eq!(got, field, "{e}");
+            assert!(e.to_string().contains(says), "{e}");
+            assert_eq!(cfg.validate(k), Err(e));
+        }
+        assert_eq!(ok.check(40), Ok(()));
     }
 }
