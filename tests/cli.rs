@@ -73,7 +73,7 @@ fn run_rejects_bad_files_and_settings_in_one_line() {
     fails(&["run", "no/such/file.toml"], &["no/such/file.toml"]);
     fails(&["run", SAMPLES, "--set", "awgn.snr=3"], &[SAMPLES, "block 'awgn'", "unknown field 'snr'"]);
     fails(&["run", SAMPLES, "--set", "awgn.ebn0_db=high"], &[SAMPLES, "block 'awgn'", "field 'ebn0_db'", "expected a number"]);
-    fails(&["run", SHIPPED, "--set", "decoder.llr=f32"], &[SHIPPED, "framer.output carries i8 but decoder.input takes f32"]);
+    fails(&["run", SHIPPED, "--set", "decoder.llr=f32"], &[SHIPPED, "depuncture.output carries i8 but decoder.input takes f32"]);
     rejected(&["run", SHIPPED, "--set", "noblock"], "block.param=value");
     rejected(&["run", SHIPPED, "--backend", "tpu"], "backend 'tpu' is not one of auto, cpu, gpu");
     let unknown = temp_file("unknown.toml", "[blocks.src]\ntype = \"Oscillator\"\n");
@@ -180,7 +180,7 @@ fn hostile_inputs_get_clear_errors() {
     fails(&["run", "/dev/zero"], &["/dev/zero", "longer than 1048576 bytes"]);
     // Sizes in a flowgraph file are checked against their limits, and errors
     // name the field at fault.
-    fails(&["run", SHIPPED, "--set", "framer.n=1e9"], &["block 'framer'", "field 'n'", "outside 2..=4"]);
+    fails(&["run", SHIPPED, "--set", "depuncture.n=1e9"], &["block 'depuncture'", "field 'n'", "outside 2..=4"]);
     fails(&["run", SHIPPED, "--set", "decoder.threads=5000"], &["block 'decoder'", "field 'threads'", "outside 0..=1024"]);
     fails(&["run", SHIPPED, "--set", "decoder.gpu_slots=0"], &["field 'gpu_slots'", "outside 1..=16"]);
     fails(&["run", SHIPPED, "--set", "decoder.max_latency_ms=1e12"], &["field 'max_latency_ms'"]);
@@ -224,7 +224,7 @@ fn new_options_and_fields_refuse_hostile_values() {
     fails(&["run", SHIPPED, "--set", "channel.ebn0_db=1e300"], &["block 'channel'", "field 'ebn0_db'", "1e300 dB is outside"]);
     fails(&["run", SHIPPED, "--set", "channel.rate=0"], &["block 'channel'", "field 'rate'", "in (0, 1]"]);
     fails(&["run", SHIPPED, "--set", "vars.tile=auto2"], &["field 'tile'", "three whole numbers"]);
-    let f32_chain = ["channel", "depuncture", "framer", "decoder"].map(|b| format!("{b}.llr=f32"));
+    let f32_chain = ["channel", "depuncture", "decoder"].map(|b| format!("{b}.llr=f32"));
     let mut args = vec!["run", SHIPPED, "--set", "channel.scale=2"];
     for s in &f32_chain {
         args.extend(["--set", s]);

@@ -13,8 +13,9 @@ use std::path::{Path, PathBuf};
 /// Bytes of the stream buffer behind the source: large, because a file is
 /// read as fast as memory allows and every buffer turn costs a work call.
 const BUFFER_BYTES: usize = 64 << 20;
-/// Pieces read in parallel from a regular file.
-const PIECE_BYTES: usize = 4 << 20;
+/// Pieces read in parallel from a regular file (on the lent H200, 16 MiB
+/// pieces fed a GPU decoder 5–15 % faster than 4 MiB ones).
+const PIECE_BYTES: usize = 16 << 20;
 
 /// Reads the items of a raw file ([`FileFormat`]: bits, packed bits, `i8` or
 /// `f32` LLRs, `cf32` or `ci16` samples), byte-compatible with GNU Radio's
@@ -24,7 +25,7 @@ const PIECE_BYTES: usize = 4 << 20;
 /// not a whole number of items is refused when the block is made; a file that
 /// ends inside an item while it is read (a pipe, or a file cut short meanwhile)
 /// fails the flowgraph with the count of items read. Regular files are read
-/// in 4 MiB pieces on all cores; from pipes and devices, whatever one read
+/// in 16 MiB pieces on all cores; from pipes and devices, whatever one read
 /// gives (completed to whole items) goes on at once. The block runs on its
 /// own thread, since a pipe's reads block. With `repeat`, a file is read
 /// round and round within one call until the output buffer is full; a pipe
