@@ -46,8 +46,8 @@
 // branch), TOUT (per state: next state on input 0, its branch, on input 1, its
 // branch). A branch index is (u << 1) | parity. The fused kernel (below):
 // TFNT (threads of its CTA), TSEG (stages between α checkpoints),
-// FROWS_GLOBAL (stage rows in global rather than shared memory), FCVT_MAGIC
-// (i8 to float by integer arithmetic).
+// FROWS_GLOBAL (stage rows in global rather than shared memory), FCK_GLOBAL
+// (α checkpoints likewise), FCVT_MAGIC (i8 to float by integer arithmetic).
 #include "common.cuh"
 
 namespace turbo {
@@ -406,16 +406,21 @@ extern "C" __global__ void __launch_bounds__(STOP_NT) turbo_stop(u32 blocks, int
 //                        index is touched by two threads in a half-iteration).
 //                        Padded by one word every 64 so that sub-blocks 64
 //                        stages apart fall into different banks;
-//   in[2][LMAX][FNT]     the raw (sys, par) LLR pairs of each decoder's stages,
-//                        row i holding every sub-block's i-th stage, so a warp
+//   ck[NSEG][S−1][FNT]   α checkpoints (with FCK_GLOBAL in a global scratch buffer);
+//   hb[W + 1]            hard decisions, 32 per word (atomics: decoder 1
+//                        writes them in interleaved order), and a spare word
+//                        that the tail's indices (K + M + j) may read;
+//   misc                 changed flag, CRC partials, the stop decision;
+//   sys[K + 2M]          the raw systematic LLRs in natural order, then the
+//                        tail's of decoder 0, then decoder 1's: decoder 1
+//                        reads stage i's at Π(i), the index of its a-priori
+//                        LLR, so the interleaved copy is not stored;
+//   in[2][LMAX][FNT]     the raw parity LLRs of each decoder's stages, row i
+//                        holding every sub-block's i-th stage, so a warp
 //                        reads one row (conflict-free, one wavefront); with
 //                        FROWS_GLOBAL in a global scratch buffer instead (one
 //                        more CTA per SM for less shared memory, coalesced
-//                        loads through L1/L2 in place of shared ones);
-//   ck[NSEG][S−1][FNT]   α checkpoints;
-//   hb[W]                hard decisions, 32 per word (atomics: decoder 1
-//                        writes them in interleaved order);
-//   misc                 changed flag, CRC partials, the stop decision.
+//                        loads through L1/L2 in place of shared ones).
 // Global: edges (PIVI) as above; prow[LMAX][FNT] (Π of each sub-block's
 // stages in the same row layout, coalesced).
 namespace turbo {
@@ -426,9 +431,10 @@ constexpr int NSEG = (LMAX + SEG - 1) / SEG;
 constexpr int GW = G > 0 ? G : 1;       // training stages (an array of G > 0)
 constexpr int XLEN = K + (K >> 6) + 1;
 constexpr int MISC = 4 + FNT / 32;
-// Words before `in`, even so that float2 pairs are aligned; `fused_smem` in
-// src/gpu/turbo/kernel.rs computes the same.
-constexpr int HEAD = (XLEN + NSEG * (S - 1) * FNT + W + MISC + 1) & ~1;
+// Words before `sys`; `fused_smem` in src/gpu/turbo/kernel.rs computes the same.
+constexpr int CKW = NSEG * (S - 1) * FNT;  // checkpoint words
+constexpr int HEAD = XLEN + (FCK_GLOBAL ? 0 : CKW) + W + 1 + MISC;
+constexpr int SYSLEN = K + 2 * M;
 static_assert(FNT % 32 == 0 && FNT >= P, "one thread per sub-block, whole warps");
 
 __device__ __forceinline__ int px(int k) { return k + (k >> 6); }
@@ -482,30 +488,34 @@ __device__ __forceinline__ float fold_states(const float (&t)[S]) {
 #endif
 }
 
-template <typename L> struct Pair;
-template <> struct Pair<i8> { typedef char2 T; };
-template <> struct Pair<float> { typedef float2 T; };
-
 // The shared memory of a fused CTA.
 template <typename L>
 struct Fused {
-    typedef typename Pair<L>::T P2;
     float* x;
-    P2* in;
+    L* sys;
+    L* in;
     float* ck;
     u32* hb;
     int* misc;  // [0] changed, [2..] CRC partials
-    __device__ Fused(unsigned char* base, void* rows, u32 blk) {
+    __device__ Fused(unsigned char* base, void* rows, float* ckg, u32 blk) {
         x = (float*)base;
+#if FCK_GLOBAL
+        // This block's checkpoints in global memory, written and read back
+        // by the same thread (plain loads, as for the rows).
+        ck = ckg + (size_t)blk * CKW;
+        hb = (u32*)(x + XLEN);
+#else
         ck = x + XLEN;
-        hb = (u32*)(ck + NSEG * (S - 1) * FNT);
-        misc = (int*)(hb + W);
+        hb = (u32*)(ck + CKW);
+#endif
+        misc = (int*)(hb + W + 1);
+        sys = (L*)((u32*)base + HEAD);
 #if FROWS_GLOBAL
         // This block's rows in global memory (written by its own load phase,
         // so read with plain loads, not through the read-only cache).
-        in = (P2*)rows + (size_t)blk * 2 * LMAX * FNT;
+        in = (L*)rows + (size_t)blk * 2 * LMAX * FNT;
 #else
-        in = (P2*)((u32*)base + HEAD);
+        in = sys + SYSLEN;
 #endif
     }
 };
@@ -532,13 +542,12 @@ __device__ __forceinline__ float to_float(signed char v) { return (float)v; }
 #endif
 __device__ __forceinline__ float to_float(float v) { return v; }
 
-// Stage data of decoder c at row r of sub-block q, whose a-priori LLR is X[xi]
-// (none past K).
+// Stage data of decoder c at row r of sub-block q, whose systematic LLR is
+// sys[xi] and a-priori LLR X[xi] (none past K).
 template <typename L>
 __device__ __forceinline__ StageIn stage_in(const Fused<L>& f, int c, int r, int q, int kk, int xi, float inv_scale) {
-    const typename Fused<L>::P2 v = f.in[(c * LMAX + r) * FNT + q];
-    const float sys = __fmul_rn(to_float(v.x), inv_scale);
-    const float par = __fmul_rn(to_float(v.y), inv_scale);
+    const float sys = __fmul_rn(to_float(f.sys[xi]), inv_scale);
+    const float par = __fmul_rn(to_float(f.in[(c * LMAX + r) * FNT + q]), inv_scale);
     const float lak = kk < K ? f.x[px(xi)] : 0.0f;
     return StageIn{__fadd_rn(sys, lak), __fmul_rn(0.5f, par), xi};
 }
@@ -616,10 +625,13 @@ __device__ __forceinline__ void fused_run(const Fused<L>& f, int c, int p, int i
     float* write_a = edges + (size_t)((c * 2 + it % 2) * 2) * per;
     float* write_b = write_a + per;
     const size_t here = ((size_t)blk * P + p) * S;
-    // The natural index of stage `start + r`'s a-priori LLR; for decoder 1
-    // 0 past the sub-block or K (where no LLR is read, and the decision's
-    // old bit is read from a word that exists).
-    auto index_of = [&](int r) { return c == 0 ? start + r : (r < len && start + r < K) ? (int)prow[r * FNT + p] : 0; };
+    // The index of stage `start + r`'s systematic and a-priori LLRs: the
+    // stage itself for decoder 0, Π for decoder 1 (its tail: past decoder
+    // 0's); past the sub-block unused, 0.
+    auto index_of = [&](int r) {
+        const int kk = start + r;
+        return c == 0 ? kk : r >= len ? 0 : kk < K ? (int)prow[r * FNT + p] : kk + M;
+    };
     auto load_indices = [&](int base, int (&xi)[SEG]) {
 #pragma unroll
         for (int t = 0; t < SEG; t++) xi[t] = index_of(base + t);
@@ -651,8 +663,11 @@ __device__ __forceinline__ void fused_run(const Fused<L>& f, int c, int p, int i
 #pragma unroll
         for (int t = 0; t < SEG; t++) step_all<true>(a, branches_of(in[t]));
     }
+    float rck[S];  // the remainder's checkpoint, kept for the backward pass
     if (tail < len) {
         checkpoint(nf);
+#pragma unroll
+        for (int s = 0; s < S; s++) rck[s] = a[s];
 #pragma unroll 1
         for (int i = tail; i < len; i++) step_all<true>(a, branches_of(in_at(i, index_of(i))));
     }
@@ -719,21 +734,33 @@ __device__ __forceinline__ void fused_run(const Fused<L>& f, int c, int p, int i
 #pragma unroll 1
     for (int i = len - 1; i >= tail; i--) {
         float A[S];
-        restore(nf, A);
+#pragma unroll
+        for (int s = 0; s < S; s++) A[s] = rck[s];
 #pragma unroll 1
         for (int r = tail; r < i; r++) step_all<true>(A, branches_of(in_at(r, index_of(r))));
         const int xi = index_of(i);
         backward(i, in_at(i, xi), A, old_bit(xi));
         if (CARRIES && p > 0 && i == BIDX) carry_b();
     }
-    if (nf > 0) load_indices((nf - 1) * SEG, next);
+    // The indices and the checkpoint of each segment are loaded a segment ahead.
+    float nck[S];
+    if (nf > 0) {
+        load_indices((nf - 1) * SEG, next);
+        restore(nf - 1, nck);
+    }
 #pragma unroll 1
     for (int j = nf - 1; j >= 0; j--) {
         const int base = j * SEG;
         int xi[SEG];
+        float A[SEG][S];
 #pragma unroll
         for (int t = 0; t < SEG; t++) xi[t] = next[t];
-        if (j > 0) load_indices(base - SEG, next);
+#pragma unroll
+        for (int s = 0; s < S; s++) A[0][s] = nck[s];
+        if (j > 0) {
+            load_indices(base - SEG, next);
+            restore(j - 1, nck);
+        }
         StageIn in[SEG];
         u32 old[SEG];
 #pragma unroll
@@ -741,8 +768,6 @@ __device__ __forceinline__ void fused_run(const Fused<L>& f, int c, int p, int i
             in[t] = in_at(base + t, xi[t]);
             old[t] = old_bit(xi[t]);
         }
-        float A[SEG][S];
-        restore(j, A[0]);
 #pragma unroll
         for (int t = 0; t + 1 < SEG; t++) {
 #pragma unroll
@@ -770,50 +795,50 @@ __device__ __forceinline__ void fused_half(const Fused<L>& f, int c, int it, u32
 }
 
 template <typename L>
-__device__ __forceinline__ void fused(const L* __restrict__ in, u64 pitch, u32 blocks, float inv_scale, const u32* __restrict__ perm,
-                                      const u32* __restrict__ prow, void* rows, float* __restrict__ edges, u32* __restrict__ out, u32* __restrict__ status,
-                                      float scale) {
+__device__ __forceinline__ void fused(const L* __restrict__ in, u64 pitch, u32 blocks, float inv_scale, const u32* __restrict__ prow, void* rows, float* ckg,
+                                      float* __restrict__ edges, u32* __restrict__ out, u32* __restrict__ status, float scale) {
     extern __shared__ __align__(16) unsigned char fsm[];
     const u32 blk = blockIdx.x;
-    const Fused<L> f(fsm, rows, blk);
+    const Fused<L> f(fsm, rows, ckg, blk);
     if (blk >= blocks) return;
     const L* u = in + blk * pitch;
-    // Load: every stage's (sys, par) of both decoders into its row, X = 0, no
-    // decisions; LU stages per thread at a time, their loads (decoder 1's
-    // through Π, two dependent global loads) issued together.
+    // Load: the systematic LLRs and every stage's parity LLR of both
+    // decoders into its row, X = 0, no decisions; LU stages per thread at a
+    // time, their global loads issued together.
     constexpr int LU = 8;
-    typedef typename Fused<L>::P2 P2;
-    for (int k0 = threadIdx.x; k0 < STAGES; k0 += LU * FNT) {
-        P2 v0[LU], v1[LU];
+    for (int k0 = threadIdx.x; k0 < K; k0 += LU * FNT) {
+        L v[LU][3];
 #pragma unroll
         for (int j = 0; j < LU; j++) {
             const int kk = k0 + j * FNT;
             if (kk < K) {
-                v0[j].x = u[kk];
-                v0[j].y = u[TD1 + kk];
-                v1[j].x = u[perm[kk]];
-                v1[j].y = u[TD2 + kk];
-            } else if (kk < STAGES) {
-                const int i = kk - K;
-                v0[j].x = u[TAIL[2 * i]];
-                v0[j].y = u[TAIL[2 * i + 1]];
-                v1[j].x = u[TAIL[2 * M + 2 * i]];
-                v1[j].y = u[TAIL[2 * M + 2 * i + 1]];
+                v[j][0] = u[kk];
+                v[j][1] = u[TD1 + kk];
+                v[j][2] = u[TD2 + kk];
             }
         }
 #pragma unroll
         for (int j = 0; j < LU; j++) {
             const int kk = k0 + j * FNT;
-            if (kk < STAGES) {
-                const int q = kk < K ? (int)(((u64)(kk + 1) * P - 1) / K) : P - 1;
+            if (kk < K) {
+                const int q = (int)(((u64)(kk + 1) * P - 1) / K);
                 const int r = kk - fstart(q);
-                f.in[(size_t)r * FNT + q] = v0[j];
-                f.in[((size_t)LMAX + r) * FNT + q] = v1[j];
+                f.sys[kk] = v[j][0];
+                f.in[r * FNT + q] = v[j][1];
+                f.in[(LMAX + r) * FNT + q] = v[j][2];
             }
         }
     }
+    // The tail: decoder 0's systematic LLRs at K.., decoder 1's at K + M..
+    if (threadIdx.x < M) {
+        const int i = threadIdx.x, r = K + i - fstart(P - 1);
+        f.sys[K + i] = u[TAIL[2 * i]];
+        f.in[r * FNT + P - 1] = u[TAIL[2 * i + 1]];
+        f.sys[K + M + i] = u[TAIL[2 * M + 2 * i]];
+        f.in[(LMAX + r) * FNT + P - 1] = u[TAIL[2 * M + 2 * i + 1]];
+    }
     for (int k = threadIdx.x; k < XLEN; k += FNT) f.x[k] = 0.0f;
-    for (int w = threadIdx.x; w < W; w += FNT) f.hb[w] = 0;
+    for (int w = threadIdx.x; w <= W; w += FNT) f.hb[w] = 0;
     __syncthreads();
 
     for (int it = 1; it <= ITERS; it++) {
@@ -858,12 +883,12 @@ __device__ __forceinline__ void fused(const L* __restrict__ in, u64 pitch, u32 b
 
 }  // namespace turbo
 
-extern "C" __global__ void __launch_bounds__(TFNT) turbo_fused_i8(const i8* in, u64 pitch, u32 blocks, float inv_scale, const u32* perm, const u32* prow,
-                                                                 void* rows, float* edges, u32* out, u32* status, float scale) {
-    fused(in, pitch, blocks, inv_scale, perm, prow, rows, edges, out, status, scale);
+extern "C" __global__ void __launch_bounds__(TFNT) turbo_fused_i8(const i8* in, u64 pitch, u32 blocks, float inv_scale, const u32* prow,
+                                                                 void* rows, float* ckg, float* edges, u32* out, u32* status, float scale) {
+    fused(in, pitch, blocks, inv_scale, prow, rows, ckg, edges, out, status, scale);
 }
 
-extern "C" __global__ void __launch_bounds__(TFNT) turbo_fused_f32(const float* in, u64 pitch, u32 blocks, float inv_scale, const u32* perm, const u32* prow,
-                                                                  void* rows, float* edges, u32* out, u32* status, float scale) {
-    fused(in, pitch, blocks, inv_scale, perm, prow, rows, edges, out, status, scale);
+extern "C" __global__ void __launch_bounds__(TFNT) turbo_fused_f32(const float* in, u64 pitch, u32 blocks, float inv_scale, const u32* prow,
+                                                                  void* rows, float* ckg, float* edges, u32* out, u32* status, float scale) {
+    fused(in, pitch, blocks, inv_scale, prow, rows, ckg, edges, out, status, scale);
 }
