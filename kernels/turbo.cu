@@ -46,8 +46,8 @@
 // branch), TOUT (per state: next state on input 0, its branch, on input 1, its
 // branch). A branch index is (u << 1) | parity. The fused kernel (below):
 // TFNT (threads of its CTA), TSEG (stages between α checkpoints),
-// FROWS_GLOBAL (stage rows in global rather than shared memory), FCVT_MAGIC
-// (i8 to float by integer arithmetic).
+// FROWS_GLOBAL (stage rows in global rather than shared memory), FCK_GLOBAL
+// (α checkpoints likewise), FCVT_MAGIC (i8 to float by integer arithmetic).
 #include "common.cuh"
 
 namespace turbo {
@@ -406,16 +406,21 @@ extern "C" __global__ void __launch_bounds__(STOP_NT) turbo_stop(u32 blocks, int
 //                        index is touched by two threads in a half-iteration).
 //                        Padded by one word every 64 so that sub-blocks 64
 //                        stages apart fall into different banks;
-//   in[2][LMAX][FNT]     the raw (sys, par) LLR pairs of each decoder's stages,
-//                        row i holding every sub-block's i-th stage, so a warp
+//   ck[NSEG][S−1][FNT]   α checkpoints (with FCK_GLOBAL in a global scratch buffer);
+//   hb[W + 1]            hard decisions, 32 per word (atomics: decoder 1
+//                        writes them in interleaved order), and a spare word
+//                        that the tail's indices (K + M + j) may read;
+//   misc                 changed flag, CRC partials, the stop decision;
+//   sys[K + 2M]          the raw systematic LLRs in natural order, then the
+//                        tail's of decoder 0, then decoder 1's: decoder 1
+//                        reads stage i's at Π(i), the index of its a-priori
+//                        LLR, so the interleaved copy is not stored;
+//   in[2][LMAX][FNT]     the raw parity LLRs of each decoder's stages, row i
+//                        holding every sub-block's i-th stage, so a warp
 //                        reads one row (conflict-free, one wavefront); with
 //                        FROWS_GLOBAL in a global scratch buffer instead (one
 //                        more CTA per SM for less shared memory, coalesced
-//                        loads through L1/L2 in place of shared ones);
-//   ck[NSEG][S−1][FNT]   α checkpoints;
-//   hb[W]                hard decisions, 32 per word (atomics: decoder 1
-//                        writes them in interleaved order);
-//   misc                 changed flag, CRC partials, the stop decision.
+//                        loads through L1/L2 in place of shared ones).
 // Global: edges (PIVI) as above; prow[LMAX][FNT] (Π of each sub-block's
 // stages in the same row layout, coalesced).
 namespace turbo {
@@ -423,11 +428,13 @@ namespace turbo {
 constexpr int FNT = TFNT;               // threads of a fused CTA
 constexpr int SEG = TSEG;               // stages per α checkpoint
 constexpr int NSEG = (LMAX + SEG - 1) / SEG;
+constexpr int GW = G > 0 ? G : 1;       // training stages (an array of G > 0)
 constexpr int XLEN = K + (K >> 6) + 1;
 constexpr int MISC = 4 + FNT / 32;
-// Words before `in`, even so that float2 pairs are aligned; `fused_smem` in
-// src/gpu/turbo/kernel.rs computes the same.
-constexpr int HEAD = (XLEN + NSEG * (S - 1) * FNT + W + MISC + 1) & ~1;
+// Words before `sys`; `fused_smem` in src/gpu/turbo/kernel.rs computes the same.
+constexpr int CKW = NSEG * (S - 1) * FNT;  // checkpoint words
+constexpr int HEAD = XLEN + (FCK_GLOBAL ? 0 : CKW) + W + 1 + MISC;
+constexpr int SYSLEN = K + 2 * M;
 static_assert(FNT % 32 == 0 && FNT >= P, "one thread per sub-block, whole warps");
 
 __device__ __forceinline__ int px(int k) { return k + (k >> 6); }
@@ -481,90 +488,40 @@ __device__ __forceinline__ float fold_states(const float (&t)[S]) {
 #endif
 }
 
-template <typename L> struct Pair;
-template <> struct Pair<i8> { typedef char2 T; };
-template <> struct Pair<float> { typedef float2 T; };
-
 // The shared memory of a fused CTA.
 template <typename L>
 struct Fused {
-    typedef typename Pair<L>::T P2;
     float* x;
-    P2* in;
+    L* sys;
+    L* in;
     float* ck;
     u32* hb;
     int* misc;  // [0] changed, [2..] CRC partials
-    __device__ Fused(unsigned char* base, void* rows, u32 blk) {
+    __device__ Fused(unsigned char* base, void* rows, float* ckg, u32 blk) {
         x = (float*)base;
+#if FCK_GLOBAL
+        // This block's checkpoints in global memory, written and read back
+        // by the same thread (plain loads, as for the rows).
+        ck = ckg + (size_t)blk * CKW;
+        hb = (u32*)(x + XLEN);
+#else
         ck = x + XLEN;
-        hb = (u32*)(ck + NSEG * (S - 1) * FNT);
-        misc = (int*)(hb + W);
+        hb = (u32*)(ck + CKW);
+#endif
+        misc = (int*)(hb + W + 1);
+        sys = (L*)((u32*)base + HEAD);
 #if FROWS_GLOBAL
         // This block's rows in global memory (written by its own load phase,
         // so read with plain loads, not through the read-only cache).
-        in = (P2*)rows + (size_t)blk * 2 * LMAX * FNT;
+        in = (L*)rows + (size_t)blk * 2 * LMAX * FNT;
 #else
-        in = (P2*)((u32*)base + HEAD);
+        in = sys + SYSLEN;
 #endif
     }
 };
 
-// Stage data of decoder C at row r of sub-block q: branch metrics with the
-// a-priori LLR at natural index xi (or none past K), and sys for decisions.
-template <typename L>
-__device__ __forceinline__ Branches fstage(const Fused<L>& f, int c, int r, int q, int kk, int xi, float inv_scale, float& sys, float& lak) {
-    const typename Fused<L>::P2 v = f.in[(c * LMAX + r) * FNT + q];
-    sys = __fmul_rn((float)v.x, inv_scale);
-    const float par = __fmul_rn((float)v.y, inv_scale);
-    lak = kk < K ? f.x[px(xi)] : 0.0f;
-    return branches(sys, par, lak);
-}
-
 __device__ __forceinline__ int fstart(int q) { return q * K / P; }
 __device__ __forceinline__ int fend(int q) { return q + 1 == P ? STAGES : (q + 1) * K / P; }
-
-// One half-iteration of decoder C for thread p, phase A: the α at the start
-// and the β at the end of the sub-block (carried, trained, terminated).
-template <int C, typename L>
-__device__ __forceinline__ void fused_edges(const Fused<L>& f, int p, int it, u32 blocks, u32 blk, const u32* __restrict__ prow, const float* __restrict__ edges,
-                                            float inv_scale, float (&a)[S], float (&b)[S]) {
-    const int start = fstart(p), end = fend(p);
-    const size_t per = (size_t)blocks * P * S;
-    const bool carried = CARRIES && it > 1;
-    const float* read_a = edges + (size_t)((C * 2 + (it + 1) % 2) * 2) * per;
-    const float* read_b = read_a + per;
-    const size_t here = ((size_t)blk * P + p) * S;
-    float sys, lak;
-#pragma unroll
-    for (int s = 0; s < S; s++) a[s] = (carried && p > 0) ? read_a[here + s] : 0.0f;
-    if (TRAINS && p > 0) {
-        // Stages start−G .. start−1 are the last G of sub-block p − 1.
-        const int ps = fstart(p - 1);
-        for (int j = 0; j < G; j++) {
-            const int kk = start - G + j;
-            const int xi = C == 0 ? kk : (int)prow[(kk - ps) * FNT + p - 1];
-            step_all<true>(a, fstage(f, C, kk - ps, p - 1, kk, xi, inv_scale, sys, lak));
-        }
-    }
-    if (p == 0) {
-#pragma unroll
-        for (int s = 0; s < S; s++) a[s] = terminated(s);
-    }
-#pragma unroll
-    for (int s = 0; s < S; s++) b[s] = (carried && p + 1 < P) ? read_b[here + s] : 0.0f;
-    if (TRAINS && p + 1 < P) {
-        // Stages end .. end+G−1 are the first G of sub-block p + 1.
-        for (int j = G - 1; j >= 0; j--) {
-            const int kk = end + j;
-            const int xi = C == 0 ? kk : (int)prow[j * FNT + p + 1];
-            step_all<false>(b, fstage(f, C, j, p + 1, kk, xi, inv_scale, sys, lak));
-        }
-    }
-    if (p + 1 == P) {
-#pragma unroll
-        for (int s = 0; s < S; s++) b[s] = terminated(s);
-    }
-}
 
 // The inputs of one stage that both passes need: sl = sys + la (the
 // decision's first sum, and 2A of the branch metrics), b = par/2, and the
@@ -585,11 +542,12 @@ __device__ __forceinline__ float to_float(signed char v) { return (float)v; }
 #endif
 __device__ __forceinline__ float to_float(float v) { return v; }
 
-template <int C, typename L>
-__device__ __forceinline__ StageIn stage_in(const Fused<L>& f, int r, int q, int kk, int xi, float inv_scale) {
-    const typename Fused<L>::P2 v = f.in[(C * LMAX + r) * FNT + q];
-    const float sys = __fmul_rn(to_float(v.x), inv_scale);
-    const float par = __fmul_rn(to_float(v.y), inv_scale);
+// Stage data of decoder c at row r of sub-block q, whose systematic LLR is
+// sys[xi] and a-priori LLR X[xi] (none past K).
+template <typename L>
+__device__ __forceinline__ StageIn stage_in(const Fused<L>& f, int c, int r, int q, int kk, int xi, float inv_scale) {
+    const float sys = __fmul_rn(to_float(f.sys[xi]), inv_scale);
+    const float par = __fmul_rn(to_float(f.in[(c * LMAX + r) * FNT + q]), inv_scale);
     const float lak = kk < K ? f.x[px(xi)] : 0.0f;
     return StageIn{__fadd_rn(sys, lak), __fmul_rn(0.5f, par), xi};
 }
@@ -600,172 +558,298 @@ __device__ __forceinline__ Branches branches_of(const StageIn& in) {
     return Branches{__fadd_rn(a, b), __fsub_rn(a, b), __fadd_rn(-a, b), __fsub_rn(-a, b), b};
 }
 
+// One half-iteration of decoder c for thread p, phase A: the α at the start
+// and the β at the end of the sub-block (carried, trained, terminated). A
+// training window's a-priori indices (decoder 1: Π from the row table in
+// global memory) are all loaded before its recursion, so that their latencies
+// overlap.
+template <typename L>
+__device__ __forceinline__ void fused_edges(const Fused<L>& f, int c, int p, int it, u32 blocks, u32 blk, const u32* __restrict__ prow, const float* __restrict__ edges,
+                                            float inv_scale, float (&a)[S], float (&b)[S]) {
+    const int start = fstart(p), end = fend(p);
+    const size_t per = (size_t)blocks * P * S;
+    const bool carried = CARRIES && it > 1;
+    const float* read_a = edges + (size_t)((c * 2 + (it + 1) % 2) * 2) * per;
+    const float* read_b = read_a + per;
+    const size_t here = ((size_t)blk * P + p) * S;
+#pragma unroll
+    for (int s = 0; s < S; s++) a[s] = (carried && p > 0) ? read_a[here + s] : 0.0f;
+    if (TRAINS && p > 0) {
+        // Stages start−G .. start−1 are the last G of sub-block p − 1.
+        const int ps = fstart(p - 1);
+        int xi[GW];
+#pragma unroll
+        for (int j = 0; j < GW; j++) xi[j] = c == 0 ? start - G + j : (int)prow[(start - G + j - ps) * FNT + p - 1];
+#pragma unroll
+        for (int j = 0; j < GW; j++) step_all<true>(a, branches_of(stage_in(f, c, start - G + j - ps, p - 1, start - G + j, xi[j], inv_scale)));
+    }
+    if (p == 0) {
+#pragma unroll
+        for (int s = 0; s < S; s++) a[s] = terminated(s);
+    }
+#pragma unroll
+    for (int s = 0; s < S; s++) b[s] = (carried && p + 1 < P) ? read_b[here + s] : 0.0f;
+    if (TRAINS && p + 1 < P) {
+        // Stages end .. end+G−1 are the first G of sub-block p + 1.
+        int xi[GW];
+#pragma unroll
+        for (int j = 0; j < GW; j++) xi[j] = c == 0 ? end + j : (int)prow[j * FNT + p + 1];
+#pragma unroll
+        for (int j = GW - 1; j >= 0; j--) step_all<false>(b, branches_of(stage_in(f, c, j, p + 1, end + j, xi[j], inv_scale)));
+    }
+    if (p + 1 == P) {
+#pragma unroll
+        for (int s = 0; s < S; s++) b[s] = terminated(s);
+    }
+}
+
 // Phase B: the forward pass (checkpoints, the carried α of the next
 // sub-block), then the backward pass with the extrinsic LLRs written back
-// into X (and, for decoder 1, the decisions). Each segment's stage inputs
-// are loaded together before its recursion, so that their latencies overlap
-// instead of adding up stage after stage (the backward pass's stores to X
-// would otherwise keep the compiler from hoisting the next stage's loads).
-template <int C, typename L>
-__device__ __forceinline__ void fused_run(const Fused<L>& f, int p, int it, u32 blocks, u32 blk, const u32* __restrict__ prow, float* __restrict__ edges,
+// into X (and, for decoder 1, the decisions).
+//
+// The sub-block's stages are cut into len / SEG whole segments and a
+// remainder of len % SEG stages (only sub-blocks whose length SEG does not
+// divide: at K = 6144, P = 96, SEG = 8 the last one, whose tail adds M). A
+// whole segment runs unrolled and unguarded, so that the compiler can overlap
+// one stage's extrinsic with the next stage's recursion; the remainder runs
+// stage by stage in a loop. Each segment's stage inputs are loaded together
+// before its recursion, and decoder 1's a-priori indices (Π from the row
+// table in global memory) one segment ahead, so that their latencies overlap
+// the work instead of adding up stage after stage.
+template <typename L>
+__device__ __forceinline__ void fused_run(const Fused<L>& f, int c, int p, int it, u32 blocks, u32 blk, const u32* __restrict__ prow, float* __restrict__ edges,
                                           float inv_scale, float scale, float (&a)[S], float (&b)[S]) {
     const int start = fstart(p), len = fend(p) - start;
+    const int nf = len / SEG, tail = nf * SEG;  // whole segments; first stage of the remainder
     const size_t per = (size_t)blocks * P * S;
-    float* write_a = edges + (size_t)((C * 2 + it % 2) * 2) * per;
+    float* write_a = edges + (size_t)((c * 2 + it % 2) * 2) * per;
     float* write_b = write_a + per;
     const size_t here = ((size_t)blk * P + p) * S;
-    const int eidx = TRAINS ? len - G : len;  // α carried to the next sub-block
-    const int bidx = TRAINS ? G : 0;          // β carried to the previous one
-    auto xi_of = [&](int i) { return C == 0 ? start + i : (int)prow[i * FNT + p]; };
-
-    for (int j = 0; j < NSEG; j++) {
-        const int base = j * SEG;
-        if (base >= len) break;
+    // The index of stage `start + r`'s systematic and a-priori LLRs: the
+    // stage itself for decoder 0, Π for decoder 1 (its tail: past decoder
+    // 0's); past the sub-block unused, 0.
+    auto index_of = [&](int r) {
+        const int kk = start + r;
+        return c == 0 ? kk : r >= len ? 0 : kk < K ? (int)prow[r * FNT + p] : kk + M;
+    };
+    auto load_indices = [&](int base, int (&xi)[SEG]) {
+#pragma unroll
+        for (int t = 0; t < SEG; t++) xi[t] = index_of(base + t);
+    };
+    auto checkpoint = [&](int j) {
 #pragma unroll
         for (int s = 1; s < S; s++) f.ck[(j * (S - 1) + s - 1) * FNT + p] = a[s];
+    };
+    auto restore = [&](int j, float (&m)[S]) {
+        m[0] = 0.0f;
+#pragma unroll
+        for (int s = 1; s < S; s++) m[s] = f.ck[(j * (S - 1) + s - 1) * FNT + p];
+    };
+    auto in_at = [&](int r, int xi) { return stage_in(f, c, r, p, start + r, xi, inv_scale); };
+
+    int next[SEG];
+    load_indices(0, next);
+#pragma unroll 1
+    for (int j = 0; j < nf; j++) {
+        const int base = j * SEG;
+        checkpoint(j);
+        int xi[SEG];
+#pragma unroll
+        for (int t = 0; t < SEG; t++) xi[t] = next[t];
+        load_indices(base + SEG, next);
         StageIn in[SEG];
 #pragma unroll
-        for (int t = 0; t < SEG; t++) {
-            if (base + t < len) in[t] = stage_in<C>(f, base + t, p, start + base + t, xi_of(base + t), inv_scale);
-        }
+        for (int t = 0; t < SEG; t++) in[t] = in_at(base + t, xi[t]);
 #pragma unroll
-        for (int t = 0; t < SEG; t++) {
-            const int i = base + t;
-            if (i < len) {
-                if (CARRIES && i == eidx && p + 1 < P) {
-#pragma unroll
-                    for (int s = 0; s < S; s++) write_a[here + S + s] = a[s];
-                }
-                step_all<true>(a, branches_of(in[t]));
-            }
-        }
+        for (int t = 0; t < SEG; t++) step_all<true>(a, branches_of(in[t]));
     }
-    if (CARRIES && eidx == len && p + 1 < P) {
+    float rck[S];  // the remainder's checkpoint, kept for the backward pass
+    if (tail < len) {
+        checkpoint(nf);
+#pragma unroll
+        for (int s = 0; s < S; s++) rck[s] = a[s];
+#pragma unroll 1
+        for (int i = tail; i < len; i++) step_all<true>(a, branches_of(in_at(i, index_of(i))));
+    }
+    if (CARRIES && p + 1 < P) {
+        // α at stage `len − G` (training) or `len`: recomputed from its checkpoint.
+        const int e = TRAINS ? len - G : len;
+        if (e < len) {
+            restore(e / SEG, a);
+#pragma unroll 1
+            for (int i = e - e % SEG; i < e; i++) step_all<true>(a, branches_of(in_at(i, index_of(i))));
+        }
 #pragma unroll
         for (int s = 0; s < S; s++) write_a[here + S + s] = a[s];
     }
 
+    // The β carried to the previous sub-block is β at stage BIDX.
+    constexpr int BIDX = TRAINS ? G : 0;
     bool changed = false;
-    for (int j = NSEG - 1; j >= 0; j--) {
-        const int base = j * SEG;
-        if (base >= len) continue;
-        StageIn in[SEG];
-        u32 old[SEG];  // the stage's previous decision (decoder 1)
+    // One backward stage i from α (A) and β at stage i + 1 (b): the extrinsic
+    // LLR into X, decoder 1's decision (old: the bit's previous value), β at i.
+    auto backward = [&](int i, const StageIn& in, const float (&A)[S], u32 old) {
+        const int kk = start + i;
+        const Branches g = branches_of(in);
+        float nb[S];
 #pragma unroll
-        for (int t = 0; t < SEG; t++) {
-            if (base + t < len) {
-                in[t] = stage_in<C>(f, base + t, p, start + base + t, xi_of(base + t), inv_scale);
-                // Only this thread changes this bit in this half-iteration,
-                // so a plain read of its word sees its last value.
-                if (C == 1) old[t] = (f.hb[in[t].xi >> 5] >> (in[t].xi & 31)) & 1;
+        for (int s = 0; s < S; s++) nb[s] = b[s];
+        step_all<false>(nb, g);
+        const float minus = -g.half;
+        float t0[S], t1[S];
+#pragma unroll
+        for (int s = 0; s < S; s++) {
+            const int n0 = out_t(4 * s), b0 = out_t(4 * s + 1), n1 = out_t(4 * s + 2), b1 = out_t(4 * s + 3);
+            t0[s] = __fadd_rn(__fadd_rn(A[s], (b0 & 1) ? minus : g.half), b[n0]);
+            t1[s] = __fadd_rn(__fadd_rn(A[s], (b1 & 1) ? minus : g.half), b[n1]);
+        }
+        const float m0 = fold_states(t0), m1 = fold_states(t1);
+        if (kk < K) {
+            const float le = __fsub_rn(m0, m1);
+            const int xi = in.xi;
+            f.x[px(xi)] = __fmul_rn(scale, le);
+            if (c == 1) {
+                const u32 bit = __fadd_rn(in.sl, le) < 0.0f;
+                if (bit != old) {
+                    changed = true;
+                    const u32 mask = 1u << (xi & 31);
+                    if (bit) atomicOr(&f.hb[xi >> 5], mask);
+                    else atomicAnd(&f.hb[xi >> 5], ~mask);
+                }
             }
         }
-        float A[SEG][S];
-        A[0][0] = 0.0f;
 #pragma unroll
-        for (int s = 1; s < S; s++) A[0][s] = f.ck[(j * (S - 1) + s - 1) * FNT + p];
+        for (int s = 0; s < S; s++) b[s] = nb[s];
+    };
+    // Only this thread changes this bit in this half-iteration, so a plain
+    // read of its word sees its last value.
+    auto old_bit = [&](int xi) { return c == 1 ? (f.hb[xi >> 5] >> (xi & 31)) & 1 : 0u; };
+    auto carry_b = [&]() {
+#pragma unroll
+        for (int s = 0; s < S; s++) write_b[here - S + s] = b[s];
+    };
+
+    // The remainder, last stage first, each stage's α recomputed from the
+    // remainder's checkpoint.
+#pragma unroll 1
+    for (int i = len - 1; i >= tail; i--) {
+        float A[S];
+#pragma unroll
+        for (int s = 0; s < S; s++) A[s] = rck[s];
+#pragma unroll 1
+        for (int r = tail; r < i; r++) step_all<true>(A, branches_of(in_at(r, index_of(r))));
+        const int xi = index_of(i);
+        backward(i, in_at(i, xi), A, old_bit(xi));
+        if (CARRIES && p > 0 && i == BIDX) carry_b();
+    }
+    // The indices and the checkpoint of each segment are loaded a segment ahead.
+    float nck[S];
+    if (nf > 0) {
+        load_indices((nf - 1) * SEG, next);
+        restore(nf - 1, nck);
+    }
+#pragma unroll 1
+    for (int j = nf - 1; j >= 0; j--) {
+        const int base = j * SEG;
+        int xi[SEG];
+        float A[SEG][S];
+#pragma unroll
+        for (int t = 0; t < SEG; t++) xi[t] = next[t];
+#pragma unroll
+        for (int s = 0; s < S; s++) A[0][s] = nck[s];
+        if (j > 0) {
+            load_indices(base - SEG, next);
+            restore(j - 1, nck);
+        }
+        StageIn in[SEG];
+        u32 old[SEG];
+#pragma unroll
+        for (int t = 0; t < SEG; t++) {
+            in[t] = in_at(base + t, xi[t]);
+            old[t] = old_bit(xi[t]);
+        }
 #pragma unroll
         for (int t = 0; t + 1 < SEG; t++) {
 #pragma unroll
             for (int s = 0; s < S; s++) A[t + 1][s] = A[t][s];
-            if (base + t + 1 < len) step_all<true>(A[t + 1], branches_of(in[t]));
+            step_all<true>(A[t + 1], branches_of(in[t]));
         }
 #pragma unroll
         for (int t = SEG - 1; t >= 0; t--) {
-            const int i = base + t;
-            if (i < len) {
-                const int kk = start + i;
-                const Branches g = branches_of(in[t]);
-                float nb[S];
-#pragma unroll
-                for (int s = 0; s < S; s++) nb[s] = b[s];
-                step_all<false>(nb, g);
-                // Extrinsic LLR of the stage from α here and β at the next stage.
-                const float minus = -g.half;
-                float t0[S], t1[S];
-#pragma unroll
-                for (int s = 0; s < S; s++) {
-                    const int n0 = out_t(4 * s), b0 = out_t(4 * s + 1), n1 = out_t(4 * s + 2), b1 = out_t(4 * s + 3);
-                    t0[s] = __fadd_rn(__fadd_rn(A[t][s], (b0 & 1) ? minus : g.half), b[n0]);
-                    t1[s] = __fadd_rn(__fadd_rn(A[t][s], (b1 & 1) ? minus : g.half), b[n1]);
-                }
-                const float m0 = fold_states(t0), m1 = fold_states(t1);
-                if (kk < K) {
-                    const float le = __fsub_rn(m0, m1);
-                    const int xi = in[t].xi;
-                    f.x[px(xi)] = __fmul_rn(scale, le);
-                    if (C == 1) {
-                        const u32 bit = __fadd_rn(in[t].sl, le) < 0.0f;
-                        if (bit != old[t]) {
-                            changed = true;
-                            const u32 mask = 1u << (xi & 31);
-                            if (bit) atomicOr(&f.hb[xi >> 5], mask);
-                            else atomicAnd(&f.hb[xi >> 5], ~mask);
-                        }
-                    }
-                }
-#pragma unroll
-                for (int s = 0; s < S; s++) b[s] = nb[s];
-                if (CARRIES && p > 0 && i == bidx) {
-#pragma unroll
-                    for (int s = 0; s < S; s++) write_b[here - S + s] = b[s];
-                }
-            }
+            backward(base + t, in[t], A[t], old[t]);
+            if (CARRIES && t == BIDX % SEG && p > 0 && base == BIDX - BIDX % SEG) carry_b();
         }
     }
-    if (C == 1 && changed) f.misc[0] = 1;
-}
-
-template <int C, typename L>
-__device__ __forceinline__ void fused_half(const Fused<L>& f, int it, u32 blocks, u32 blk, const u32* __restrict__ prow, float* __restrict__ edges, float inv_scale,
-                                           float scale) {
-    const int p = threadIdx.x;
-    float a[S], b[S];
-    if (p < P) fused_edges<C>(f, p, it, blocks, blk, prow, edges, inv_scale, a, b);
-    // DSTW trains on the neighbours' stages, whose X the neighbours rewrite.
-    if (TRAINS) __syncthreads();
-    if (p < P) fused_run<C>(f, p, it, blocks, blk, prow, edges, inv_scale, scale, a, b);
+    if (c == 1 && changed) f.misc[0] = 1;
 }
 
 template <typename L>
-__device__ __forceinline__ void fused(const L* __restrict__ in, u64 pitch, u32 blocks, float inv_scale, const u32* __restrict__ perm,
-                                      const u32* __restrict__ prow, void* rows, float* __restrict__ edges, u32* __restrict__ out, u32* __restrict__ status,
-                                      float scale) {
+__device__ __forceinline__ void fused_half(const Fused<L>& f, int c, int it, u32 blocks, u32 blk, const u32* __restrict__ prow, float* __restrict__ edges,
+                                           float inv_scale, float scale) {
+    const int p = threadIdx.x;
+    float a[S], b[S];
+    if (p < P) fused_edges(f, c, p, it, blocks, blk, prow, edges, inv_scale, a, b);
+    // DSTW trains on the neighbours' stages, whose X the neighbours rewrite.
+    if (TRAINS) __syncthreads();
+    if (p < P) fused_run(f, c, p, it, blocks, blk, prow, edges, inv_scale, scale, a, b);
+}
+
+template <typename L>
+__device__ __forceinline__ void fused(const L* __restrict__ in, u64 pitch, u32 blocks, float inv_scale, const u32* __restrict__ prow, void* rows, float* ckg,
+                                      float* __restrict__ edges, u32* __restrict__ out, u32* __restrict__ status, float scale) {
     extern __shared__ __align__(16) unsigned char fsm[];
     const u32 blk = blockIdx.x;
-    const Fused<L> f(fsm, rows, blk);
+    const Fused<L> f(fsm, rows, ckg, blk);
     if (blk >= blocks) return;
     const L* u = in + blk * pitch;
-    // Load: every stage's (sys, par) of both decoders into its row, X = 0, no decisions.
-    for (int kk = threadIdx.x; kk < STAGES; kk += FNT) {
-        const int q = kk < K ? (int)(((u64)(kk + 1) * P - 1) / K) : P - 1;
-        const int r = kk - fstart(q);
-        typename Fused<L>::P2 v0, v1;
-        if (kk < K) {
-            v0.x = u[kk];
-            v0.y = u[TD1 + kk];
-            v1.x = u[perm[kk]];
-            v1.y = u[TD2 + kk];
-        } else {
-            const int i = kk - K;
-            v0.x = u[TAIL[2 * i]];
-            v0.y = u[TAIL[2 * i + 1]];
-            v1.x = u[TAIL[2 * M + 2 * i]];
-            v1.y = u[TAIL[2 * M + 2 * i + 1]];
+    // Load: the systematic LLRs and every stage's parity LLR of both
+    // decoders into its row, X = 0, no decisions; LU stages per thread at a
+    // time, their global loads issued together.
+    constexpr int LU = 8;
+    for (int k0 = threadIdx.x; k0 < K; k0 += LU * FNT) {
+        L v[LU][3];
+#pragma unroll
+        for (int j = 0; j < LU; j++) {
+            const int kk = k0 + j * FNT;
+            if (kk < K) {
+                v[j][0] = u[kk];
+                v[j][1] = u[TD1 + kk];
+                v[j][2] = u[TD2 + kk];
+            }
         }
-        f.in[(size_t)r * FNT + q] = v0;
-        f.in[((size_t)LMAX + r) * FNT + q] = v1;
+#pragma unroll
+        for (int j = 0; j < LU; j++) {
+            const int kk = k0 + j * FNT;
+            if (kk < K) {
+                const int q = (int)(((u64)(kk + 1) * P - 1) / K);
+                const int r = kk - fstart(q);
+                f.sys[kk] = v[j][0];
+                f.in[r * FNT + q] = v[j][1];
+                f.in[(LMAX + r) * FNT + q] = v[j][2];
+            }
+        }
+    }
+    // The tail: decoder 0's systematic LLRs at K.., decoder 1's at K + M..
+    if (threadIdx.x < M) {
+        const int i = threadIdx.x, r = K + i - fstart(P - 1);
+        f.sys[K + i] = u[TAIL[2 * i]];
+        f.in[r * FNT + P - 1] = u[TAIL[2 * i + 1]];
+        f.sys[K + M + i] = u[TAIL[2 * M + 2 * i]];
+        f.in[(LMAX + r) * FNT + P - 1] = u[TAIL[2 * M + 2 * i + 1]];
     }
     for (int k = threadIdx.x; k < XLEN; k += FNT) f.x[k] = 0.0f;
-    for (int w = threadIdx.x; w < W; w += FNT) f.hb[w] = 0;
+    for (int w = threadIdx.x; w <= W; w += FNT) f.hb[w] = 0;
     __syncthreads();
 
     for (int it = 1; it <= ITERS; it++) {
-        fused_half<0>(f, it, blocks, blk, prow, edges, inv_scale, scale);
-        if (threadIdx.x == 0) f.misc[0] = 0;
-        __syncthreads();
-        fused_half<1>(f, it, blocks, blk, prow, edges, inv_scale, scale);
-        __syncthreads();
+        // One copy of the half-iteration's code for both decoders (c is a
+        // run-time value): half the instructions to cache.
+#pragma unroll 1
+        for (int c = 0; c < 2; c++) {
+            fused_half(f, c, it, blocks, blk, prow, edges, inv_scale, scale);
+            if (c == 0 && threadIdx.x == 0) f.misc[0] = 0;
+            __syncthreads();
+        }
         bool ok = false;
 #if STOP >= 2
         // The CRC of the K decisions, in chunks as turbo_stop computes it.
@@ -799,12 +883,12 @@ __device__ __forceinline__ void fused(const L* __restrict__ in, u64 pitch, u32 b
 
 }  // namespace turbo
 
-extern "C" __global__ void __launch_bounds__(TFNT) turbo_fused_i8(const i8* in, u64 pitch, u32 blocks, float inv_scale, const u32* perm, const u32* prow,
-                                                                 void* rows, float* edges, u32* out, u32* status, float scale) {
-    fused(in, pitch, blocks, inv_scale, perm, prow, rows, edges, out, status, scale);
+extern "C" __global__ void __launch_bounds__(TFNT) turbo_fused_i8(const i8* in, u64 pitch, u32 blocks, float inv_scale, const u32* prow,
+                                                                 void* rows, float* ckg, float* edges, u32* out, u32* status, float scale) {
+    fused(in, pitch, blocks, inv_scale, prow, rows, ckg, edges, out, status, scale);
 }
 
-extern "C" __global__ void __launch_bounds__(TFNT) turbo_fused_f32(const float* in, u64 pitch, u32 blocks, float inv_scale, const u32* perm, const u32* prow,
-                                                                  void* rows, float* edges, u32* out, u32* status, float scale) {
-    fused(in, pitch, blocks, inv_scale, perm, prow, rows, edges, out, status, scale);
+extern "C" __global__ void __launch_bounds__(TFNT) turbo_fused_f32(const float* in, u64 pitch, u32 blocks, float inv_scale, const u32* prow,
+                                                                  void* rows, float* ckg, float* edges, u32* out, u32* status, float scale) {
+    fused(in, pitch, blocks, inv_scale, prow, rows, ckg, edges, out, status, scale);
 }

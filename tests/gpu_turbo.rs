@@ -1,7 +1,7 @@
 //! The GPU turbo decoder gives the CPU sub-block model's results: the same
 //! hard bits, iteration counts and CRC verdicts, bit for bit, for max-log-MAP
 //! (scaled and not) and the linear log-MAP, over K ∈ {40 … 6144}, constituent
-//! codes of memory 2, 3 and 4, P ∈ {1, 8, 96}, every guard with g ∈ {4, 8},
+//! codes of memory 2, 3 and 4, P ∈ {1, 8, 96, 128}, every guard with g ∈ {4, 8},
 //! 1 to 8 iterations, early stop never / stable / CRC24A / CRC24B, i8 and f32
 //! LLRs, noisy blocks at low Eb/N0 (where iterations and early stops differ
 //! from block to block) and partial batches; output buffers are poisoned
@@ -113,6 +113,8 @@ fn cases(exact: bool) -> Vec<Case> {
     }
     let d = |iterations, early_stop, p, guard, window| DecoderConfig { iterations, early_stop, subblocks: p, guard, window, ..Default::default() };
     out.push(case(6144, LTE, d(8, EarlyStop::Stable, 96, Guard::PiviDstw, 8), 0.6));
+    // The GPU's default split at K = 6144.
+    out.push(case(6144, LTE, DecoderConfig { iterations: 6, ..DecoderConfig::default() }.with_gpu_split(6144), 0.6));
     out.push(case(6144, LTE, d(6, EarlyStop::Crc24B, 96, Guard::Pivi, 0), 0.7));
     out.push(case(6144, LTE, d(5, EarlyStop::Never, 1, Guard::None, 0), 0.5));
     out.push(case(1024, LTE, d(8, EarlyStop::Crc24B, 96, Guard::Dstw, 8), 0.8));

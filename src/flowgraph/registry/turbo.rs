@@ -64,7 +64,7 @@ const DECODER: &[Param] = &[
     Param::optional(
         "subblocks",
         ParamType::Count,
-        "sub-blocks P decoded independently (1: the serial decoder); without subblocks, guard and window: serial on the CPU, P = K/64 (at most 96) with PIVIDSTW g = 8 on the GPU",
+        "sub-blocks P decoded independently (1: the serial decoder); without subblocks, guard and window: serial on the CPU, P = K/48 (at most 128) with PIVIDSTW g = 8 on the GPU",
     ),
     Param::optional("guard", ParamType::Choice(&["none", "pivi", "dstw", "pividstw"]), "how sub-block edges are estimated (P > 1; default none)"),
     Param::optional("window", ParamType::Count, "training window g in stages (dstw, pividstw)"),

@@ -66,6 +66,10 @@ pub(super) struct Geometry {
     /// The fused kernel keeps its stage rows in a global scratch buffer
     /// ([`aux::SP`]) rather than in shared memory.
     pub rows_global: bool,
+    /// The fused kernel keeps its α checkpoints in a global scratch buffer
+    /// ([`aux::LA`]) rather than in shared memory; see [`Geometry::new`]
+    /// for GPUFEC_TURBO_CK.
+    pub ck_global: bool,
     /// The fused kernel converts i8 LLRs to float by integer arithmetic
     /// rather than the conversion unit (GPUFEC_TURBO_CVT=magic|i2f, default i2f).
     pub cvt_magic: bool,
@@ -82,16 +86,28 @@ impl Geometry {
             Ok("shared") | Err(_) => false,
             Ok(other) => anyhow::bail!("GPUFEC_TURBO_ROWS={other}: give global or shared"),
         };
-        // GPUFEC_TURBO_SEG=n: stages between α checkpoints (default 64/S, so
-        // 64 registers of recomputed α), to measure the trade of registers
-        // against shared memory.
+        // GPUFEC_TURBO_CK=global|shared: where the fused kernel keeps its α
+        // checkpoints (each written once per segment in the forward pass and
+        // read once in the backward pass, a segment ahead). Global by
+        // default: the shared memory it frees gives a fourth CTA per SM at K
+        // = 6144, P = 96 (6.80 against 5.92 Gb/s kernel-only on the H200,
+        // BENCHMARKS.md).
+        let ck_global = match std::env::var("GPUFEC_TURBO_CK").as_deref() {
+            Ok("global") | Err(_) => true,
+            Ok("shared") => false,
+            Ok(other) => anyhow::bail!("GPUFEC_TURBO_CK={other}: give global or shared"),
+        };
+        // GPUFEC_TURBO_SEG=n: stages between α checkpoints, to measure the
+        // trade of registers (S · SEG of recomputed α) against checkpoints.
+        // Default 32/S: at S = 8, 4 stages (127 registers) ran at 7.85 Gb/s
+        // kernel-only against 6.80 with 8 (168), on the H200 (BENCHMARKS.md).
         let states = code.trellis().states();
         let seg = match std::env::var("GPUFEC_TURBO_SEG") {
             Ok(v) => match v.parse::<usize>() {
                 Ok(n) if (1..=32).contains(&n) => n,
                 _ => anyhow::bail!("GPUFEC_TURBO_SEG={v}: give 1..=32 stages"),
             },
-            Err(_) => 64 / states,
+            Err(_) => (32 / states).max(1),
         };
         // The conversion unit measured faster on the H200 (3.64 against
         // 3.30 Gb/s, BENCHMARKS.md): the integer route costs more issue slots.
@@ -116,27 +132,35 @@ impl Geometry {
             fnt: p.div_ceil(32) * 32,
             seg,
             rows_global,
+            ck_global,
             cvt_magic,
         })
     }
 
     /// Dynamic shared memory of a fused CTA whose LLRs take `llr_bytes`
-    /// each, bytes (the layout at the top of the fused kernel, `HEAD` words
-    /// then the stage rows); `None` when a CTA cannot hold the sub-blocks.
+    /// each, bytes (the layout at the top of the fused kernel, `HEAD` words,
+    /// the systematic LLRs, then the stage rows); `None` when a CTA cannot hold the sub-blocks.
     pub fn fused_smem(&self, llr_bytes: usize) -> Option<usize> {
         if self.fnt > MAX_CTA_THREADS {
             return None;
         }
         let xlen = self.k + (self.k >> 6) + 1;
-        let nseg = self.lmax.div_ceil(self.seg);
         let misc = 4 + self.fnt / 32;
-        let head = (xlen + nseg * (self.states - 1) * self.fnt + self.words + misc + 1) & !1;
-        Some(head * 4 + if self.rows_global { 0 } else { self.rows_bytes(llr_bytes) })
+        let ck = if self.ck_global { 0 } else { self.ck_words() };
+        let head = xlen + ck + self.words + 1 + misc;
+        let sys = (self.k + 2 * self.m) * llr_bytes;
+        Some(head * 4 + sys + if self.rows_global { 0 } else { self.rows_bytes(llr_bytes) })
     }
 
-    /// Bytes of one code block's stage rows (both decoders) for LLRs of `llr_bytes`.
+    /// α checkpoints of one code block, words: S − 1 per segment and sub-block.
+    pub fn ck_words(&self) -> usize {
+        self.lmax.div_ceil(self.seg) * (self.states - 1) * self.fnt
+    }
+
+    /// Bytes of one code block's stage rows (both decoders' parity LLRs)
+    /// for LLRs of `llr_bytes`.
     pub fn rows_bytes(&self, llr_bytes: usize) -> usize {
-        2 * self.lmax * self.fnt * 2 * llr_bytes
+        2 * self.lmax * self.fnt * llr_bytes
     }
 
     /// Π of each sub-block's stages in the fused kernel's row layout:
@@ -170,13 +194,16 @@ impl Geometry {
 
     /// Bytes of each auxiliary buffer for batches of up to `blocks` blocks
     /// of LLRs of `llr_bytes`; the fused kernel needs only the edge metrics
-    /// (and its stage rows when they are global).
+    /// (and its stage rows and α checkpoints when they are global).
     pub fn aux_bytes(&self, blocks: usize, fused: bool, llr_bytes: usize) -> Vec<usize> {
         let stages = self.k + self.m;
         if fused {
             let mut v = vec![4; 6];
             if self.rows_global {
                 v[aux::SP] = blocks * self.rows_bytes(llr_bytes);
+            }
+            if self.ck_global {
+                v[aux::LA] = blocks * self.ck_words() * 4;
             }
             v[aux::EDGES] = if self.carries { 8 * blocks * self.subblocks * self.states * 4 } else { 4 };
             return v;
@@ -244,6 +271,7 @@ pub(super) fn defines(code: &TurboCode, cfg: &DecoderConfig, g: &Geometry) -> an
         ("TFNT", g.fnt),
         ("TSEG", g.seg),
         ("FROWS_GLOBAL", usize::from(g.rows_global)),
+        ("FCK_GLOBAL", usize::from(g.ck_global)),
         ("FCVT_MAGIC", usize::from(g.cvt_magic)),
         ("ALPHA_SHARED", usize::from(g.alpha_shared)),
         ("TD1", layout.stream_start(1)),
@@ -331,9 +359,9 @@ impl Launcher<'_> {
                     arg(&mut pitch),
                     arg(&mut count),
                     arg(&mut inv_scale),
-                    arg(&mut perm),
                     arg(&mut prow),
                     arg(&mut sp),
+                    arg(&mut la),
                     arg(&mut edges),
                     arg(&mut out),
                     arg(&mut status),

@@ -238,19 +238,20 @@ impl DecoderConfig {
     }
 
     /// This configuration split the way the GPU decodes by default: P
-    /// sub-blocks of about 64 stages (at most 96), PIVIDSTW with g = 8 when
-    /// P > 1. At K = 6144 (P = 96) that loses 0.016–0.028 dB in BER and
-    /// 0.025–0.032 dB in FER against the serial decoder (BENCHMARKS.md).
+    /// sub-blocks of about 48 stages (at most 128), PIVIDSTW with g = 8 when
+    /// P > 1. At K = 6144 (P = 128) that loses 0.036–0.032 dB in BER and
+    /// 0.045–0.054 dB in FER against the serial decoder, and decodes 7 %
+    /// faster on the H200 than P = 96 (0.016–0.032 dB; BENCHMARKS.md).
     ///
     /// # Example
     /// ```
     /// use gpufec::codes::turbo::{DecoderConfig, Guard};
     /// let c = DecoderConfig::default().with_gpu_split(6144);
-    /// assert_eq!((c.subblocks, c.guard, c.window), (96, Guard::PiviDstw, 8));
-    /// assert_eq!(DecoderConfig::default().with_gpu_split(104).subblocks, 1);
+    /// assert_eq!((c.subblocks, c.guard, c.window), (128, Guard::PiviDstw, 8));
+    /// assert_eq!(DecoderConfig::default().with_gpu_split(88).subblocks, 1);
     /// ```
     pub fn with_gpu_split(self, k: usize) -> Self {
-        let subblocks = (k / 64).clamp(1, 96);
+        let subblocks = (k / 48).clamp(1, 128);
         let (guard, window) = if subblocks > 1 { (Guard::PiviDstw, 8) } else { (Guard::None, 0) };
         Self { subblocks, guard, window, ..self }
     }
