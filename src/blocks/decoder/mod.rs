@@ -32,6 +32,10 @@ pub struct DecoderOptions {
     pub packed: bool,
 }
 
+/// Bytes of the output buffer of a block with packed output: the packed bits
+/// of a few batches cut in place.
+const PACKED_OUTPUT_BYTES: usize = 16 << 20;
+
 /// Latency bound unless told: a tenth of a second.
 pub const DEFAULT_MAX_LATENCY: Duration = Duration::from_millis(100);
 
@@ -71,7 +75,12 @@ macro_rules! decoder_block {
             /// (a framer's units otherwise), with `options`.
             pub fn build(decoder: Box<dyn BatchDecoder<T>>, cutter: Option<Box<dyn Cutter<T>>>, options: DecoderOptions) -> anyhow::Result<Self> {
                 let (engine, input, soft) = parts(decoder, cutter, options)?;
-                Ok(Self { engine, errors: FirstError::default(), input, output: stream::output(), soft })
+                let mut output = stream::output();
+                if options.packed {
+                    // A batch's packed bits leave in one go, not a megabyte per downstream turn.
+                    output.set_min_buffer_size_in_items(PACKED_OUTPUT_BYTES);
+                }
+                Ok(Self { engine, errors: FirstError::default(), input, output, soft })
             }
 
             /// The decoder's one-line description (backend and resources).

@@ -7,6 +7,9 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+/// Bytes of the stream buffer in front of the sink.
+const BUFFER_BYTES: usize = 16 << 20;
+
 /// Writes its input to a raw file ([`FileFormat`]: bits, packed bits, `i8` or
 /// `f32` LLRs, `cf32` or `ci16` samples), byte-compatible with GNU Radio's
 /// file source for those types. The file is opened for writing (and created
@@ -68,7 +71,12 @@ impl<T: Pod + CpuSample> FileSink<T> {
             writer: Writer { path, file, format, raw: format.is_raw(), partial: Vec::new(), scratch: Vec::new() },
             taken: 0,
             errors: FirstError::default(),
-            input: DefaultCpuReader::default(),
+            input: {
+                // Large writes: a GPU decoder's packed bits come a batch of megabytes at a time.
+                let mut input = DefaultCpuReader::default();
+                input.set_min_buffer_size_in_items(BUFFER_BYTES / size_of::<T>());
+                input
+            },
         })
     }
 
