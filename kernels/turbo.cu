@@ -47,9 +47,7 @@
 // branch). A branch index is (u << 1) | parity. The fused kernel (below):
 // TFNT (threads of its CTA), TSEG (stages between α checkpoints),
 // FROWS_GLOBAL (stage rows in global rather than shared memory), FCK_GLOBAL
-// (α checkpoints likewise), FCVT_MAGIC (i8 to float by integer arithmetic),
-// FMINB (CTAs per SM asked of the compiler, 0 none), FROT (sub-blocks
-// rotated by whole warps per CTA: 0 not, 1 by CTA index, 2 by warp slot).
+// (α checkpoints likewise), FCVT_MAGIC (i8 to float by integer arithmetic).
 #include "common.cuh"
 
 namespace turbo {
@@ -844,22 +842,10 @@ __device__ __forceinline__ void fused(const L* __restrict__ in, u64 pitch, u32 b
     }
     for (int k = threadIdx.x; k < XLEN; k += FNT) f.x[k] = 0.0f;
     for (int w = threadIdx.x; w <= W; w += FNT) f.hb[w] = 0;
-#if FROT == 2
-    // The CTA's place on the SM: its first warp's slot, in CTAs of FNT/32 warps.
-    if (threadIdx.x == 0) {
-        u32 slot;
-        asm volatile("mov.u32 %0, %%warpid;" : "=r"(slot));
-        f.misc[1] = (int)(slot / (FNT / 32));
-    }
-#endif
     __syncthreads();
-    // The sub-block of this thread. With FROT the sub-blocks are rotated by
-    // whole warps, CTA by CTA (1: by the CTA's index; 2: by its place on the
-    // SM, read above), so that the warp that holds the last sub-block (the
-    // longest: the tail) falls on a different scheduler (warp slot mod 4) in
-    // each of the CTAs an SM runs, and no scheduler holds every slow warp.
-    const u32 rot = FROT == 1 ? blockIdx.x : FROT == 2 ? (u32)f.misc[1] : 0u;
-    const int p = (int)((threadIdx.x + 32 * (rot % (FNT / 32))) % FNT);
+    // The sub-block of this thread, computed once per decode: passed down,
+    // it keeps the half-iteration's registers to 5 CTAs per SM.
+    const int p = (int)threadIdx.x;
 
     for (int it = 1; it <= ITERS; it++) {
         // One copy of the half-iteration's code for both decoders (c is a
@@ -903,12 +889,7 @@ __device__ __forceinline__ void fused(const L* __restrict__ in, u64 pitch, u32 b
 
 }  // namespace turbo
 
-// FMINB > 0: ask for that many CTAs per SM (the compiler caps registers to fit).
-#if FMINB > 0
-#define FUSED_BOUNDS __launch_bounds__(TFNT, FMINB)
-#else
 #define FUSED_BOUNDS __launch_bounds__(TFNT)
-#endif
 
 extern "C" __global__ void FUSED_BOUNDS turbo_fused_i8(const i8* in, u64 pitch, u32 blocks, float inv_scale, const u32* prow,
                                                                  void* rows, float* ckg, float* edges, u32* out, u32* status, float scale) {

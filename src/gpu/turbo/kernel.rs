@@ -73,17 +73,6 @@ pub(super) struct Geometry {
     /// The fused kernel converts i8 LLRs to float by integer arithmetic
     /// rather than the conversion unit (GPUFEC_TURBO_CVT=magic|i2f, default i2f).
     pub cvt_magic: bool,
-    /// CTAs per SM the fused kernel asks the compiler to fit (registers
-    /// capped accordingly), 0 for no such bound (GPUFEC_TURBO_MINB=n).
-    pub min_blocks: usize,
-    /// How the fused kernel rotates its sub-blocks by whole warps, CTA by
-    /// CTA, so that the longest sub-block's warp (the tail's) lands on a
-    /// different scheduler in each CTA of an SM: 0 not, 1 by the CTA's
-    /// index, 2 by its warp slot on the SM (GPUFEC_TURBO_ROT=0|1|2, default
-    /// 1, the build whose tests ran; in one H200 lease at K = 6144, P = 128:
-    /// 8.95 Gb/s kernel-only, 0 9.02, 2 8.80, so no measured gain:
-    /// BENCHMARKS.md).
-    pub rotate: usize,
 }
 
 impl Geometry {
@@ -127,19 +116,6 @@ impl Geometry {
             Ok("i2f") | Err(_) => false,
             Ok(other) => anyhow::bail!("GPUFEC_TURBO_CVT={other}: give magic or i2f"),
         };
-        let min_blocks = match std::env::var("GPUFEC_TURBO_MINB") {
-            Ok(v) => match v.parse::<usize>() {
-                Ok(n) if n <= 32 => n,
-                _ => anyhow::bail!("GPUFEC_TURBO_MINB={v}: give 0..=32 CTAs per SM"),
-            },
-            Err(_) => 0,
-        };
-        let rotate = match std::env::var("GPUFEC_TURBO_ROT").as_deref() {
-            Ok("0") => 0,
-            Ok("1") | Err(_) => 1,
-            Ok("2") => 2,
-            Ok(other) => anyhow::bail!("GPUFEC_TURBO_ROT={other}: give 0, 1 or 2"),
-        };
         let (k, m) = (code.k(), code.trellis().memory());
         let p = cfg.subblocks;
         let end = |i: usize| if i + 1 == p { k + m } else { cfg.subblock_start(k, i + 1) };
@@ -158,8 +134,6 @@ impl Geometry {
             rows_global,
             ck_global,
             cvt_magic,
-            min_blocks,
-            rotate,
         })
     }
 
@@ -299,8 +273,6 @@ pub(super) fn defines(code: &TurboCode, cfg: &DecoderConfig, g: &Geometry) -> an
         ("FROWS_GLOBAL", usize::from(g.rows_global)),
         ("FCK_GLOBAL", usize::from(g.ck_global)),
         ("FCVT_MAGIC", usize::from(g.cvt_magic)),
-        ("FMINB", g.min_blocks),
-        ("FROT", g.rotate),
         ("ALPHA_SHARED", usize::from(g.alpha_shared)),
         ("TD1", layout.stream_start(1)),
         ("TD2", layout.stream_start(2)),

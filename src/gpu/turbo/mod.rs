@@ -297,9 +297,8 @@ impl<T: Llr> BatchDecoder<T> for GpuTurbo<T> {
             T::NAME,
             match self.fused {
                 Some(smem) => format!(
-                    "fused: one CTA of {} threads per code block, one per sub-block{}, α checkpoints every {} stages in {} memory, stage rows in {} memory, {smem} B shared",
+                    "fused: one CTA of {} threads per code block, one per sub-block, α checkpoints every {} stages in {} memory, stage rows in {} memory, {smem} B shared",
                     g.fnt,
-                    ["", " (rotated by CTA)", " (rotated by warp slot)"][g.rotate],
                     g.seg,
                     if g.ck_global { "global" } else { "shared" },
                     if g.rows_global { "global" } else { "shared" }
