@@ -461,9 +461,12 @@ __device__ __forceinline__ void step_all(float (&m)[S], const Branches& g) {
         const int n1 = FWD ? into_t(4 * s + 2) : out_t(4 * s + 2), b1 = FWD ? into_t(4 * s + 3) : out_t(4 * s + 3);
         n[s] = op(__fadd_rn(m[n0], g[b0]), __fadd_rn(m[n1], g[b1]));
     }
+    // n[0] − n[0] is +0 for every finite n[0] (all metrics are finite), so
+    // state 0 is set rather than computed: one subtraction fewer per step.
     const float z = n[0];
+    m[0] = 0.0f;
 #pragma unroll
-    for (int s = 0; s < S; s++) m[s] = __fsub_rn(n[s], z);
+    for (int s = 1; s < S; s++) m[s] = __fsub_rn(n[s], z);
 }
 
 // max* over the S terms of one thread, as `fold`: the model's order for the
@@ -783,10 +786,10 @@ __device__ __forceinline__ void fused_run(const Fused<L>& f, int c, int p, int i
     if (c == 1 && changed) f.misc[0] = 1;
 }
 
+// Thread p's half-iteration (p: its sub-block, `fused` below).
 template <typename L>
-__device__ __forceinline__ void fused_half(const Fused<L>& f, int c, int it, u32 blocks, u32 blk, const u32* __restrict__ prow, float* __restrict__ edges,
+__device__ __forceinline__ void fused_half(const Fused<L>& f, int c, int p, int it, u32 blocks, u32 blk, const u32* __restrict__ prow, float* __restrict__ edges,
                                            float inv_scale, float scale) {
-    const int p = threadIdx.x;
     float a[S], b[S];
     if (p < P) fused_edges(f, c, p, it, blocks, blk, prow, edges, inv_scale, a, b);
     // DSTW trains on the neighbours' stages, whose X the neighbours rewrite.
@@ -840,13 +843,16 @@ __device__ __forceinline__ void fused(const L* __restrict__ in, u64 pitch, u32 b
     for (int k = threadIdx.x; k < XLEN; k += FNT) f.x[k] = 0.0f;
     for (int w = threadIdx.x; w <= W; w += FNT) f.hb[w] = 0;
     __syncthreads();
+    // The sub-block of this thread, computed once per decode: passed down,
+    // it keeps the half-iteration's registers to 5 CTAs per SM.
+    const int p = (int)threadIdx.x;
 
     for (int it = 1; it <= ITERS; it++) {
         // One copy of the half-iteration's code for both decoders (c is a
         // run-time value): half the instructions to cache.
 #pragma unroll 1
         for (int c = 0; c < 2; c++) {
-            fused_half(f, c, it, blocks, blk, prow, edges, inv_scale, scale);
+            fused_half(f, c, p, it, blocks, blk, prow, edges, inv_scale, scale);
             if (c == 0 && threadIdx.x == 0) f.misc[0] = 0;
             __syncthreads();
         }
@@ -883,12 +889,14 @@ __device__ __forceinline__ void fused(const L* __restrict__ in, u64 pitch, u32 b
 
 }  // namespace turbo
 
-extern "C" __global__ void __launch_bounds__(TFNT) turbo_fused_i8(const i8* in, u64 pitch, u32 blocks, float inv_scale, const u32* prow,
+#define FUSED_BOUNDS __launch_bounds__(TFNT)
+
+extern "C" __global__ void FUSED_BOUNDS turbo_fused_i8(const i8* in, u64 pitch, u32 blocks, float inv_scale, const u32* prow,
                                                                  void* rows, float* ckg, float* edges, u32* out, u32* status, float scale) {
     fused(in, pitch, blocks, inv_scale, prow, rows, ckg, edges, out, status, scale);
 }
 
-extern "C" __global__ void __launch_bounds__(TFNT) turbo_fused_f32(const float* in, u64 pitch, u32 blocks, float inv_scale, const u32* prow,
+extern "C" __global__ void FUSED_BOUNDS turbo_fused_f32(const float* in, u64 pitch, u32 blocks, float inv_scale, const u32* prow,
                                                                   void* rows, float* ckg, float* edges, u32* out, u32* status, float scale) {
     fused(in, pitch, blocks, inv_scale, prow, rows, ckg, edges, out, status, scale);
 }
