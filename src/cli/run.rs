@@ -77,6 +77,9 @@ fn print_summary(summary: &Summary) {
         if c.checked > 0 {
             line += &format!(", {} of {} checks failed", c.failed, c.checked);
         }
+        if c.batches > 0 {
+            line += &format!("; {} batches, {:.3} s handing them over, {:.3} s waiting for results", c.batches, c.submit_s, c.collect_s);
+        }
         println!("{line}");
     }
     let counts = summary.ber.first().map(|(_, c)| *c).unwrap_or_default();

@@ -272,7 +272,9 @@ impl<T: CpuSample + Copy> Engine<T> {
         self.spans.extend(units.iter().map(|u| u.span));
         let batch = Batch::spans(items, &self.spans)?;
         let first = units[0].origin;
+        let t = Instant::now();
         self.decoder.submit(&batch).with_context(|| format!("decoding the units from stream item {first} on"))?;
+        self.stats.add_submit(t.elapsed());
         self.flights.push_back(units);
         input.consume(consumable);
         self.taken += consumable as u64;
@@ -360,7 +362,9 @@ impl<T: CpuSample + Copy> Engine<T> {
         self.spans.extend(units.iter().map(|u| u.span));
         let first = units.first().map_or(0, |u| u.origin);
         let batch = Batch::spans(&self.pending.items, &self.spans)?;
+        let t = Instant::now();
         self.decoder.submit(&batch).with_context(|| format!("decoding the units from stream item {first} on"))?;
+        self.stats.add_submit(t.elapsed());
         // Forget the submitted units' items.
         let end = units.last().map_or(0, |u| u.span.start + u.span.len);
         self.pending.items.drain(..end);
@@ -382,7 +386,10 @@ impl<T: CpuSample + Copy> Engine<T> {
         let mut at = held;
         (self.sent, self.sent_soft) = (0, 0);
         let units = self.flights.pop_front().unwrap_or_default();
-        anyhow::ensure!(self.decoder.collect(&mut self.queue)?, "the decoder returned no batch although one was in flight");
+        let t = Instant::now();
+        let collected = self.decoder.collect(&mut self.queue)?;
+        self.stats.add_collect(t.elapsed());
+        anyhow::ensure!(collected, "the decoder returned no batch although one was in flight");
         anyhow::ensure!(
             self.queue.reports.len() == units.len(),
             "the decoder reported {} units for a batch of {}",

@@ -12,10 +12,13 @@ pub struct DecoderStats {
     iterations: AtomicU64,
     checked: AtomicU64,
     failed: AtomicU64,
+    batches: AtomicU64,
+    submit_ns: AtomicU64,
+    collect_ns: AtomicU64,
 }
 
 /// A snapshot of [`DecoderStats`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct DecoderCounts {
     /// Units decoded.
     pub units: u64,
@@ -27,6 +30,13 @@ pub struct DecoderCounts {
     pub checked: u64,
     /// Of those, units whose check failed.
     pub failed: u64,
+    /// Batches submitted.
+    pub batches: u64,
+    /// Seconds the block spent handing batches to the decoder (a GPU
+    /// decoder's host staging, a CPU decoder's whole work).
+    pub submit_s: f64,
+    /// Seconds it spent waiting for and taking back results.
+    pub collect_s: f64,
 }
 
 impl DecoderCounts {
@@ -48,6 +58,17 @@ impl DecoderStats {
         }
     }
 
+    /// Count one batch handed to the decoder in `took`.
+    pub(crate) fn add_submit(&self, took: std::time::Duration) {
+        self.batches.fetch_add(1, Ordering::Relaxed);
+        self.submit_ns.fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// Count `took` spent waiting for a batch's results.
+    pub(crate) fn add_collect(&self, took: std::time::Duration) {
+        self.collect_ns.fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
+    }
+
     /// The counts now.
     pub fn counts(&self) -> DecoderCounts {
         DecoderCounts {
@@ -56,6 +77,9 @@ impl DecoderStats {
             iterations: self.iterations.load(Ordering::Relaxed),
             checked: self.checked.load(Ordering::Relaxed),
             failed: self.failed.load(Ordering::Relaxed),
+            batches: self.batches.load(Ordering::Relaxed),
+            submit_s: self.submit_ns.load(Ordering::Relaxed) as f64 * 1e-9,
+            collect_s: self.collect_ns.load(Ordering::Relaxed) as f64 * 1e-9,
         }
     }
 }

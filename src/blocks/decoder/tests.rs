@@ -196,7 +196,9 @@ fn units_of_different_lengths_decode_with_soft_output_and_reports() {
     assert_eq!(block.describe(), "repetition test decoder");
     let stats = block.stats();
     let (bits, out_tags, soft, _) = run_block(items, tags, None, block).unwrap();
-    assert_eq!(stats.counts(), DecoderCounts { units: 6, bits: 20, iterations: 6, checked: 6, failed: 0 });
+    let c = stats.counts();
+    assert_eq!((c.units, c.bits, c.iterations, c.checked, c.failed), (6, 20, 6, 6, 0));
+    assert!(c.batches >= 1 && c.submit_s > 0.0 && c.collect_s > 0.0, "{c:?}");
     assert_eq!(bits, want);
     assert_eq!(soft.len(), bits.len());
     assert!(soft.iter().zip(&bits).all(|(s, b)| (*s < 0.0) == (*b == 1)));
