@@ -210,6 +210,11 @@ fn new_options_and_fields_refuse_hostile_values() {
     fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "llr_file.format=f32"], &["llr_file.output carries f32 but decoder.input takes i8"]);
     fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "decoded_file.path=/no/such/dir/x"], &["block 'decoded_file'", "cannot write /no/such/dir/x"]);
     fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "vars.llrs="], &["block 'llr_file'", "field 'path'", "the path is empty"]);
+    // Packed bits go only where packed bits are taken, and a packed stream only to a packed file.
+    fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "decoder.output=bits"], &["decoder.output carries u8 but probe.input takes packed bits"]);
+    fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "decoder.output=nibbles"], &["field 'output'", "bits, packed"]);
+    fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "decoded_file.format=bits"], &["block 'decoded_file'", "field 'stream'", "needs format packed, not bits"]);
+    fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "probe.stream=bits"], &["decoder.output carries packed bits but probe.input takes u8"]);
     fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "decoded_file.path="], &["block 'decoded_file'", "field 'path'", "the path is empty"]);
     fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "vars.llrs=/tmp"], &["block 'llr_file'", "field 'path'", "/tmp is a directory"]);
     fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "decoded_file.path=/tmp"], &["block 'decoded_file'", "cannot write /tmp"]);

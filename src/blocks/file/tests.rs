@@ -140,3 +140,26 @@ fn a_pipe_is_read_one_read_at_a_time() {
     let got: Vec<u8> = source(std::path::Path::new("/dev/zero"), FileFormat::Bits, true, 5_000_000).unwrap();
     assert_eq!(got.len(), 5_000_000);
 }
+
+/// A packed stream is the file's bytes as they are, both ways; and only a
+/// packed file carries one.
+#[test]
+fn a_packed_stream_is_the_files_bytes() {
+    let bytes: Vec<u8> = (0..100_003u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    let path = temp("packed-stream.packed", &bytes);
+    let block = FileSource::<u8>::new(&path, FileFormat::Packed, false).unwrap().packed_stream().unwrap();
+    let got: Vec<u8> = collect_from(|fg| fg.add(block).into());
+    assert_eq!(got, bytes);
+    let out = temp("packed-stream-out.packed", b"old contents");
+    let errors = FirstError::default();
+    let mut fg = Flowgraph::new();
+    let snk = fg.add(FileSink::<u8>::new(&out, FileFormat::Packed).unwrap().packed_stream().unwrap().report_to(&errors));
+    let src = fg.add(VectorSource::<u8>::new(bytes.clone()));
+    fg.stream_dyn(src, "output", snk, "input").unwrap();
+    runtime().run(fg).unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), bytes);
+    let e = FileSink::<u8>::new(&out, FileFormat::Bits).unwrap().packed_stream().err().unwrap().to_string();
+    assert!(e.contains("packed file, not bits"), "{e}");
+    let e = FileSource::<u8>::new(&path, FileFormat::Bits, false).unwrap().packed_stream().err().unwrap().to_string();
+    assert!(e.contains("packed file, not bits"), "{e}");
+}
