@@ -400,12 +400,13 @@ extern "C" __global__ void __launch_bounds__(STOP_NT) turbo_stop(u32 blocks, int
 // very operations of the forward pass, so the same bits.
 //
 // Shared memory, per CTA (FNT = P rounded up to whole warps):
-//   X[K + K/64 + 1]      a-priori LLRs in natural order, read and rewritten in
+//   X[XLEN]              a-priori LLRs in natural order, read and rewritten in
 //                        place by both decoders (decoder 0 at stage k reads
 //                        and writes X[k]; decoder 1 at stage i, X[Π(i)]; no
 //                        index is touched by two threads in a half-iteration).
 //                        Padded by one word every 64 so that sub-blocks 64
-//                        stages apart fall into different banks;
+//                        stages apart fall into different banks; the tail's
+//                        indices (K .. K + 2M) hold 0;
 //   ck[NSEG][S−1][FNT]   α checkpoints (with FCK_GLOBAL in a global scratch buffer);
 //   hb[W + 1]            hard decisions, 32 per word (atomics: decoder 1
 //                        writes them in interleaved order), and a spare word
@@ -421,15 +422,23 @@ extern "C" __global__ void __launch_bounds__(STOP_NT) turbo_stop(u32 blocks, int
 //                        FROWS_GLOBAL in a global scratch buffer instead (one
 //                        more CTA per SM for less shared memory, coalesced
 //                        loads through L1/L2 in place of shared ones).
-// Global: edges (PIVI) as above; prow[LMAX][FNT] (Π of each sub-block's
-// stages in the same row layout, coalesced).
+// Global: edges (PIVI) as above; prow[2][PROWS][FNT]: each decoder's index
+// of the systematic and a-priori LLRs of each sub-block's stages in the same
+// row layout (coalesced): decoder 0 the stage, decoder 1 Π (the tail's:
+// past decoder 0's), 0 past the sub-block. A table lookup for both decoders
+// costs fewer instructions than the branches that chose between them.
 namespace turbo {
 
 constexpr int FNT = TFNT;               // threads of a fused CTA
 constexpr int SEG = TSEG;               // stages per α checkpoint
 constexpr int NSEG = (LMAX + SEG - 1) / SEG;
 constexpr int GW = G > 0 ? G : 1;       // training stages (an array of G > 0)
-constexpr int XLEN = K + (K >> 6) + 1;
+// X covers the tail's indices too (decoder 0's K.., decoder 1's K + M..),
+// zeroed by the load phase and never written: their a-priori LLR is 0.
+constexpr int XLEN = (K + 2 * M - 1) + ((K + 2 * M - 1) >> 6) + 1;
+// Rows of each decoder's stage-index table: a sub-block's stages and one
+// segment more (the indices are loaded a segment ahead).
+constexpr int PROWS = LMAX + SEG;
 constexpr int MISC = 4 + FNT / 32;
 // Words before `sys`; `fused_smem` in src/gpu/turbo/kernel.rs computes the same.
 constexpr int CKW = NSEG * (S - 1) * FNT;  // checkpoint words
@@ -450,6 +459,15 @@ __device__ __forceinline__ int out_t(int i) {
     return t[i];
 }
 
+// m + g[b] with b static: branches 2 and 3 (−A + B, −A − B) as m − g1 and
+// m − g0, so that a step computes two branch metrics instead of four.
+// Exact: −A + B and −(A − B) round to the same value (round to nearest is
+// symmetric) except that for A = B the first is +0 and the second −0, and
+// m ± 0 is m for every metric (none is ever −0).
+__device__ __forceinline__ float add_branch(float m, const Branches& g, int b) {
+    return b == 0 ? __fadd_rn(m, g.g0) : b == 1 ? __fadd_rn(m, g.g1) : b == 2 ? __fsub_rn(m, g.g1) : __fsub_rn(m, g.g0);
+}
+
 // One step of the forward (FWD) or backward recursion over all S states of
 // one thread: what `step` above computes across S lanes.
 template <bool FWD>
@@ -459,7 +477,7 @@ __device__ __forceinline__ void step_all(float (&m)[S], const Branches& g) {
     for (int s = 0; s < S; s++) {
         const int n0 = FWD ? into_t(4 * s) : out_t(4 * s), b0 = FWD ? into_t(4 * s + 1) : out_t(4 * s + 1);
         const int n1 = FWD ? into_t(4 * s + 2) : out_t(4 * s + 2), b1 = FWD ? into_t(4 * s + 3) : out_t(4 * s + 3);
-        n[s] = op(__fadd_rn(m[n0], g[b0]), __fadd_rn(m[n1], g[b1]));
+        n[s] = op(add_branch(m[n0], g, b0), add_branch(m[n1], g, b1));
     }
     // n[0] − n[0] is +0 for every finite n[0] (all metrics are finite), so
     // state 0 is set rather than computed: one subtraction fewer per step.
@@ -546,12 +564,12 @@ __device__ __forceinline__ float to_float(signed char v) { return (float)v; }
 __device__ __forceinline__ float to_float(float v) { return v; }
 
 // Stage data of decoder c at row r of sub-block q, whose systematic LLR is
-// sys[xi] and a-priori LLR X[xi] (none past K).
+// sys[xi] and a-priori LLR X[xi] (0 for the tail's).
 template <typename L>
-__device__ __forceinline__ StageIn stage_in(const Fused<L>& f, int c, int r, int q, int kk, int xi, float inv_scale) {
+__device__ __forceinline__ StageIn stage_in(const Fused<L>& f, int c, int r, int q, int xi, float inv_scale) {
     const float sys = __fmul_rn(to_float(f.sys[xi]), inv_scale);
     const float par = __fmul_rn(to_float(f.in[(c * LMAX + r) * FNT + q]), inv_scale);
-    const float lak = kk < K ? f.x[px(xi)] : 0.0f;
+    const float lak = f.x[px(xi)];
     return StageIn{__fadd_rn(sys, lak), __fmul_rn(0.5f, par), xi};
 }
 
@@ -582,9 +600,9 @@ __device__ __forceinline__ void fused_edges(const Fused<L>& f, int c, int p, int
         const int ps = fstart(p - 1);
         int xi[GW];
 #pragma unroll
-        for (int j = 0; j < GW; j++) xi[j] = c == 0 ? start - G + j : (int)prow[(start - G + j - ps) * FNT + p - 1];
+        for (int j = 0; j < GW; j++) xi[j] = (int)prow[(c * PROWS + start - G + j - ps) * FNT + p - 1];
 #pragma unroll
-        for (int j = 0; j < GW; j++) step_all<true>(a, branches_of(stage_in(f, c, start - G + j - ps, p - 1, start - G + j, xi[j], inv_scale)));
+        for (int j = 0; j < GW; j++) step_all<true>(a, branches_of(stage_in(f, c, start - G + j - ps, p - 1, xi[j], inv_scale)));
     }
     if (p == 0) {
 #pragma unroll
@@ -596,9 +614,9 @@ __device__ __forceinline__ void fused_edges(const Fused<L>& f, int c, int p, int
         // Stages end .. end+G−1 are the first G of sub-block p + 1.
         int xi[GW];
 #pragma unroll
-        for (int j = 0; j < GW; j++) xi[j] = c == 0 ? end + j : (int)prow[j * FNT + p + 1];
+        for (int j = 0; j < GW; j++) xi[j] = (int)prow[(c * PROWS + j) * FNT + p + 1];
 #pragma unroll
-        for (int j = GW - 1; j >= 0; j--) step_all<false>(b, branches_of(stage_in(f, c, j, p + 1, end + j, xi[j], inv_scale)));
+        for (int j = GW - 1; j >= 0; j--) step_all<false>(b, branches_of(stage_in(f, c, j, p + 1, xi[j], inv_scale)));
     }
     if (p + 1 == P) {
 #pragma unroll
@@ -628,13 +646,10 @@ __device__ __forceinline__ void fused_run(const Fused<L>& f, int c, int p, int i
     float* write_a = edges + (size_t)((c * 2 + it % 2) * 2) * per;
     float* write_b = write_a + per;
     const size_t here = ((size_t)blk * P + p) * S;
-    // The index of stage `start + r`'s systematic and a-priori LLRs: the
-    // stage itself for decoder 0, Π for decoder 1 (its tail: past decoder
-    // 0's); past the sub-block unused, 0.
-    auto index_of = [&](int r) {
-        const int kk = start + r;
-        return c == 0 ? kk : r >= len ? 0 : kk < K ? (int)prow[r * FNT + p] : kk + M;
-    };
+    // The index of stage `start + r`'s systematic and a-priori LLRs (the
+    // table's; past the sub-block unused, 0).
+    const u32* rows = prow + (size_t)c * PROWS * FNT + p;
+    auto index_of = [&](int r) { return (int)rows[r * FNT]; };
     auto load_indices = [&](int base, int (&xi)[SEG]) {
 #pragma unroll
         for (int t = 0; t < SEG; t++) xi[t] = index_of(base + t);
@@ -648,7 +663,7 @@ __device__ __forceinline__ void fused_run(const Fused<L>& f, int c, int p, int i
 #pragma unroll
         for (int s = 1; s < S; s++) m[s] = f.ck[(j * (S - 1) + s - 1) * FNT + p];
     };
-    auto in_at = [&](int r, int xi) { return stage_in(f, c, r, p, start + r, xi, inv_scale); };
+    auto in_at = [&](int r, int xi) { return stage_in(f, c, r, p, xi, inv_scale); };
 
     int next[SEG];
     load_indices(0, next);
@@ -843,9 +858,12 @@ __device__ __forceinline__ void fused(const L* __restrict__ in, u64 pitch, u32 b
     for (int k = threadIdx.x; k < XLEN; k += FNT) f.x[k] = 0.0f;
     for (int w = threadIdx.x; w <= W; w += FNT) f.hb[w] = 0;
     __syncthreads();
-    // The sub-block of this thread, computed once per decode: passed down,
-    // it keeps the half-iteration's registers to 5 CTAs per SM.
-    const int p = (int)threadIdx.x;
+    // The sub-block of this thread, computed once per decode and passed
+    // down. Written `threadIdx.x % FNT` so that the compiler knows p < FNT
+    // (= P at K = 6144, P = 128, where the `p < P` guards then fold away):
+    // with plain `threadIdx.x` NVRTC 13.0 allocated 125 registers (4 CTAs
+    // per SM) instead of 95 (5 CTAs).
+    const int p = (int)(threadIdx.x % FNT);
 
     for (int it = 1; it <= ITERS; it++) {
         // One copy of the half-iteration's code for both decoders (c is a

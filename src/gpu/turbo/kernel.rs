@@ -144,7 +144,9 @@ impl Geometry {
         if self.fnt > MAX_CTA_THREADS {
             return None;
         }
-        let xlen = self.k + (self.k >> 6) + 1;
+        // X covers the tail's indices, K + 2m of them, one word padded every 64.
+        let last = self.k + 2 * self.m - 1;
+        let xlen = last + (last >> 6) + 1;
         let misc = 4 + self.fnt / 32;
         let ck = if self.ck_global { 0 } else { self.ck_words() };
         let head = xlen + ck + self.words + 1 + misc;
@@ -163,18 +165,30 @@ impl Geometry {
         2 * self.lmax * self.fnt * llr_bytes
     }
 
-    /// Π of each sub-block's stages in the fused kernel's row layout:
-    /// `prow[i][q]` = Π(start of q + i), 0 past the sub-block (never used).
+    /// Rows of each decoder's stage-index table ([`Geometry::stage_rows`]):
+    /// the longest sub-block and one checkpoint segment more (`PROWS` in the kernel).
+    pub fn index_rows(&self) -> usize {
+        self.lmax + self.seg
+    }
+
+    /// Each decoder's index of the systematic and a-priori LLRs of each
+    /// sub-block's stages, in the fused kernel's row layout:
+    /// `prow[c][i][q]` for stage kk = start of q + i is kk for decoder 0 and
+    /// Π(kk) for decoder 1, the tail's kk (decoder 0) and kk + m (decoder
+    /// 1), 0 past the sub-block (never used).
     pub fn stage_rows(&self, perm: &[u32], cfg: &DecoderConfig) -> Vec<u32> {
-        let mut rows = vec![0u32; self.lmax * self.fnt];
+        let rows = self.index_rows();
+        let mut t = vec![0u32; 2 * rows * self.fnt];
         for q in 0..self.subblocks {
             let start = cfg.subblock_start(self.k, q);
-            let end = if q + 1 == self.subblocks { self.k } else { cfg.subblock_start(self.k, q + 1) };
-            for kk in start..end {
-                rows[(kk - start) * self.fnt + q] = perm[kk];
+            let end = if q + 1 == self.subblocks { self.k + self.m } else { cfg.subblock_start(self.k, q + 1) };
+            for (r, kk) in (start..end).enumerate() {
+                let at = r * self.fnt + q;
+                t[at] = kk as u32;
+                t[rows * self.fnt + at] = perm.get(kk).copied().unwrap_or((kk + self.m) as u32);
             }
         }
-        rows
+        t
     }
 
     /// Sub-blocks per half-iteration CTA.
@@ -322,7 +336,7 @@ pub(super) struct Launcher<'a> {
     pub scale: f32,
     /// 1 / the LLRs' input scale.
     pub inv_scale: f32,
-    /// Π then Π⁻¹, K `u32` each, then the stage rows of Π ([`Geometry::stage_rows`]).
+    /// Π then Π⁻¹, K `u32` each, then the stage-index rows ([`Geometry::stage_rows`]).
     pub tables: sys::CUdeviceptr,
     /// The fused kernel for the LLR type and its dynamic shared memory, when
     /// a CTA holds a code block (else the per-half-iteration kernels run).
