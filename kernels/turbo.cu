@@ -500,7 +500,15 @@ __device__ __forceinline__ float fold_states(const float (&t)[S]) {
 #pragma unroll
         for (int s = 0; s < w; s++) v[s] = max2(v[s], v[s + w]);
     }
-    return max2(IMPOSSIBLE, v[0]);
+    // The model folds from IMPOSSIBLE: max(IMPOSSIBLE, v[0]) is v[0] whenever
+    // some term exceeds IMPOSSIBLE, which holds for every stage whose fold is
+    // used (kk < K): α of state 0 is +0 at every stage (terminated start,
+    // or normalised), and β at every stage ≤ K is real in every state (the
+    // terminated end reaches every state in the M tail steps; carried and
+    // trained estimates are normalised metrics or 0), so state 0's term
+    // α(0) ± B + β(next) is a real metric, far above −1e30. Both folds of
+    // the tail's stages may be IMPOSSIBLE, but their results are unused.
+    return v[0];
 #else
     float m = IMPOSSIBLE;
 #pragma unroll
@@ -563,14 +571,23 @@ __device__ __forceinline__ float to_float(signed char v) { return (float)v; }
 #endif
 __device__ __forceinline__ float to_float(float v) { return v; }
 
+// B = par/2 of a stage from its raw parity LLR v: the model's
+// 0.5 · (v · inv_scale). For i8 LLRs v · (inv_scale / 2) (hs, one
+// multiplication fewer), exactly the same: v is an integer of magnitude ≤ 128,
+// and the host runs the fused kernel only for 2^−118 ≤ inv_scale ≤ 2^120, so
+// v · inv_scale, its half and v · hs are all normal (or ±0 for v = 0, with the
+// same sign), and rounding commutes with a power-of-two scaling there:
+// RN(v·s)·0.5 = RN(v·s·0.5) = RN(v·hs).
+__device__ __forceinline__ float half_par(signed char v, float inv_scale, float hs) { return __fmul_rn(to_float(v), hs); }
+__device__ __forceinline__ float half_par(float v, float inv_scale, float hs) { return __fmul_rn(0.5f, __fmul_rn(v, inv_scale)); }
+
 // Stage data of decoder c at row r of sub-block q, whose systematic LLR is
 // sys[xi] and a-priori LLR X[xi] (0 for the tail's).
 template <typename L>
 __device__ __forceinline__ StageIn stage_in(const Fused<L>& f, int c, int r, int q, int xi, float inv_scale) {
     const float sys = __fmul_rn(to_float(f.sys[xi]), inv_scale);
-    const float par = __fmul_rn(to_float(f.in[(c * LMAX + r) * FNT + q]), inv_scale);
     const float lak = f.x[px(xi)];
-    return StageIn{__fadd_rn(sys, lak), __fmul_rn(0.5f, par), xi};
+    return StageIn{__fadd_rn(sys, lak), half_par(f.in[(c * LMAX + r) * FNT + q], inv_scale, __fmul_rn(0.5f, inv_scale)), xi};
 }
 
 // `branches` from a StageIn: the same operations on the same values.
@@ -727,13 +744,10 @@ __device__ __forceinline__ void fused_run(const Fused<L>& f, int c, int p, int i
             const int xi = in.xi;
             f.x[px(xi)] = __fmul_rn(scale, le);
             if (c == 1) {
-                const u32 bit = __fadd_rn(in.sl, le) < 0.0f;
-                if (bit != old) {
-                    changed = true;
-                    const u32 mask = 1u << (xi & 31);
-                    if (bit) atomicOr(&f.hb[xi >> 5], mask);
-                    else atomicAnd(&f.hb[xi >> 5], ~mask);
-                }
+                // A changed decision flips its bit: one XOR, whichever way.
+                const u32 flip = (__fadd_rn(in.sl, le) < 0.0f) ^ old;
+                changed |= flip != 0;
+                if (flip) atomicXor(&f.hb[xi >> 5], 1u << (xi & 31));
             }
         }
 #pragma unroll

@@ -109,7 +109,13 @@ impl<T: Llr> GpuTurbo<T> {
         // kernels (to compare the two on one machine).
         let split_forced = std::env::var("GPUFEC_TURBO_SPLIT").is_ok_and(|v| v == "1");
         let fused_fn = &functions[if i8s { ENTRY_FUSED_I8 } else { ENTRY_FUSED_I8 + 1 }];
-        let fused_smem = geometry.fused_smem(size_of::<T>()).filter(|&b| !split_forced && b <= device.smem_per_block_optin);
+        // The i8 fused kernel computes par/2 as v · (inv_scale / 2), which is
+        // the model's 0.5 · (v · inv_scale) bit for bit only while every such
+        // product is a normal float: 2^−118 ≤ inv_scale ≤ 2^120 (turbo.cu,
+        // `half_par`). Outside (no real LLR scale is) the split kernels run.
+        let inv = 1.0 / input_scale;
+        let halves_exactly = !i8s || (2f32.powi(-118)..=2f32.powi(120)).contains(&inv);
+        let fused_smem = geometry.fused_smem(size_of::<T>()).filter(|&b| !split_forced && halves_exactly && b <= device.smem_per_block_optin);
         let mut fused_per_sm = 0;
         if let Some(bytes) = fused_smem {
             // Beyond the default per-block size a kernel must opt in.
