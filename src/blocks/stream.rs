@@ -35,14 +35,27 @@ pub(crate) fn map_each<I: CpuSample, O: CpuSample>(
     taken: &mut u64,
     mut f: impl FnMut(&[I], &mut [O]) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
+    map_each_tagged(input, output, io, taken, |i, o, _| f(i, o))
+}
+
+/// [`map_each`] whose `f` also sees the tags on the input slice it is given
+/// (indices relative to it), read in the same look at the buffer.
+pub(crate) fn map_each_tagged<I: CpuSample, O: CpuSample>(
+    input: &mut DefaultCpuReader<I>,
+    output: &mut DefaultCpuWriter<O>,
+    io: &mut WorkIo,
+    taken: &mut u64,
+    mut f: impl FnMut(&[I], &mut [O], &[ItemTag]) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     let (i, in_tags) = input.slice_with_tags();
     let (o, mut out_tags) = output.slice_with_tags();
     let available = i.len();
     let n = available.min(o.len());
     if n > 0 {
-        f(&i[..n], &mut o[..n])?;
-        for t in in_tags.iter().filter(|t| t.index < n) {
-            out_tags.add_tag(t.index, t.tag.clone());
+        let tags: Vec<ItemTag> = in_tags.iter().filter(|t| t.index < n).cloned().collect();
+        f(&i[..n], &mut o[..n], &tags)?;
+        for t in tags {
+            out_tags.add_tag(t.index, t.tag);
         }
         input.consume(n);
         output.produce(n);

@@ -1,6 +1,6 @@
 //! Pass-through block that measures information throughput.
 
-use super::stream::{self, map_each};
+use super::stream::{self, map_each_tagged};
 use super::unit_tags::VALID_BITS_TAG;
 use futuresdr::runtime::dev::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -118,23 +118,21 @@ impl Kernel for ThroughputProbe {
 
     async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, _meta: &mut BlockMeta) -> Result<()> {
         let meter = &self.meter;
+        let packed = self.bits_per_item == 8;
         // A packed stream's last byte says how many of its bits are real.
-        let padding = if self.bits_per_item == 8 {
-            let n = self.input.slice().len().min(self.output.slice().len());
-            let (_, tags) = self.input.slice_with_tags();
-            tags.iter()
-                .filter(|t| t.index < n)
-                .find_map(|t| match &t.tag {
-                    Tag::NamedUsize(name, v) if name == VALID_BITS_TAG => Some(8 - (*v).min(8) as u64),
-                    _ => None,
-                })
-                .unwrap_or(0)
-        } else {
-            0
-        };
+        let mut padding = 0;
         let mut taken = 0;
-        map_each(&mut self.input, &mut self.output, io, &mut taken, |i, o| {
+        map_each_tagged(&mut self.input, &mut self.output, io, &mut taken, |i, o, tags| {
             o.copy_from_slice(i);
+            if packed {
+                padding += tags
+                    .iter()
+                    .filter_map(|t| match &t.tag {
+                        Tag::NamedUsize(name, v) if name == VALID_BITS_TAG => Some(8 - (*v).min(8) as u64),
+                        _ => None,
+                    })
+                    .sum::<u64>();
+            }
             Ok(())
         })?;
         meter.items.fetch_add(taken * self.bits_per_item - padding, Ordering::Relaxed);
