@@ -268,13 +268,7 @@ impl<T: CpuSample + Copy> Engine<T> {
         }
         let n = items.len();
         self.capture_tags(tags, n)?;
-        self.spans.clear();
-        self.spans.extend(units.iter().map(|u| u.span));
-        let batch = Batch::spans(items, &self.spans)?;
-        let first = units[0].origin;
-        let t = Instant::now();
-        self.decoder.submit(&batch).with_context(|| format!("decoding the units from stream item {first} on"))?;
-        self.stats.add_submit(t.elapsed());
+        Self::hand_over(self.decoder.as_mut(), &self.stats, &mut self.spans, items, &units)?;
         self.flights.push_back(units);
         input.consume(consumable);
         self.taken += consumable as u64;
@@ -358,13 +352,7 @@ impl<T: CpuSample + Copy> Engine<T> {
             count += 1;
         }
         let units: Vec<CutUnit> = self.pending.units.drain(..count).collect();
-        self.spans.clear();
-        self.spans.extend(units.iter().map(|u| u.span));
-        let first = units.first().map_or(0, |u| u.origin);
-        let batch = Batch::spans(&self.pending.items, &self.spans)?;
-        let t = Instant::now();
-        self.decoder.submit(&batch).with_context(|| format!("decoding the units from stream item {first} on"))?;
-        self.stats.add_submit(t.elapsed());
+        Self::hand_over(self.decoder.as_mut(), &self.stats, &mut self.spans, &self.pending.items, &units)?;
         // Forget the submitted units' items.
         let end = units.last().map_or(0, |u| u.span.start + u.span.len);
         self.pending.items.drain(..end);
@@ -373,6 +361,18 @@ impl<T: CpuSample + Copy> Engine<T> {
         }
         self.cut_at.drain(..count.min(self.cut_at.len()));
         self.flights.push_back(units);
+        Ok(())
+    }
+
+    /// Hand `units`, spans of `items`, to the decoder as one batch, timed.
+    fn hand_over(decoder: &mut dyn BatchDecoder<T>, stats: &DecoderStats, spans: &mut Vec<UnitSpan>, items: &[T], units: &[CutUnit]) -> anyhow::Result<()> {
+        spans.clear();
+        spans.extend(units.iter().map(|u| u.span));
+        let batch = Batch::spans(items, spans)?;
+        let first = units.first().map_or(0, |u| u.origin);
+        let t = Instant::now();
+        decoder.submit(&batch).with_context(|| format!("decoding the units from stream item {first} on"))?;
+        stats.add_submit(t.elapsed());
         Ok(())
     }
 
