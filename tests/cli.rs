@@ -215,6 +215,9 @@ fn new_options_and_fields_refuse_hostile_values() {
     fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "decoder.output=nibbles"], &["field 'output'", "bits, packed"]);
     fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "decoded_file.format=bits"], &["block 'decoded_file'", "field 'stream'", "needs format packed, not bits"]);
     fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "probe.stream=bits"], &["decoder.output carries packed bits but probe.input takes u8"]);
+    fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "probe.stream=bytes"], &["block 'probe'", "field 'stream'", "bits, packed"]);
+    fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "llr_file.stream=packed"], &["block 'llr_file'", "field 'stream'", "needs format packed, not i8"]);
+    fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "decoded_file.stream="], &["block 'decoded_file'", "field 'stream'"]);
     fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "decoded_file.path="], &["block 'decoded_file'", "field 'path'", "the path is empty"]);
     fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "vars.llrs=/tmp"], &["block 'llr_file'", "field 'path'", "/tmp is a directory"]);
     fails(&["run", "flowgraphs/viterbi_file.toml", "--set", "decoded_file.path=/tmp"], &["block 'decoded_file'", "cannot write /tmp"]);
