@@ -259,6 +259,96 @@ fn gpu_matches_on_adversarial_inputs() {
     assert!(errs.is_empty(), "{}", errs.join("\n"));
 }
 
+/// Units of a stream cut in place (one stride apart, overlapping) go to the
+/// device from where they lie, page-locked there, and decode to the CPU
+/// model's bits: whole and punctured-on-load streams, i8 and f32, a region
+/// starting off a page and line boundary, the same memory rewritten between
+/// batches (the copy must read it afresh), a NaN in the region, and a batch
+/// that is not one stride apart (staged instead).
+#[test]
+fn gpu_decodes_units_where_they_lie() {
+    if !have_gpu("gpu_decodes_units_where_they_lie") {
+        return;
+    }
+    fn run<T: ViterbiLlr>(case: &Case, offset: usize, draw: impl Fn(&mut SmallRng) -> T) -> Result<(), String> {
+        let trellis = Arc::new(Trellis::new(&ConvCode::new(case.k, &case.polys).unwrap()));
+        let p = pattern(case, trellis.n());
+        let mut gpu = gpu_decoder::<T>(&trellis, case).map_err(|e| format!("{e:#}"))?;
+        let unit = gpu.shapes()[0].items;
+        let stride = case.tile.group * case.tile.f / p.period() * p.kept_per_period();
+        let units = case.batch_units;
+        let mut stream = vec![T::default(); offset + (units - 1) * stride + unit];
+        let spans: Vec<UnitSpan> = (0..units).map(|u| UnitSpan { start: offset + u * stride, len: unit, format: 0 }).collect();
+        let mut r = SmallRng::seed_from_u64(offset as u64);
+        let mut last = Vec::new();
+        for round in 0..3 {
+            stream.iter_mut().for_each(|x| *x = draw(&mut r));
+            let batch = Batch::spans(&stream, &spans).unwrap();
+            let direct = gpu.submit_reused(&batch).map_err(|e| format!("round {round}: {e:#}"))?;
+            if !direct {
+                return Err(format!("{case:?} {}: round {round} was staged, not copied where it lies", T::NAME));
+            }
+            gpu.reused_read().map_err(|e| format!("{e:#}"))?;
+            let mut got = Decoded::default();
+            gpu.collect(&mut got).map_err(|e| format!("{e:#}"))?;
+            let copied: Vec<T> = (0..units).flat_map(|u| batch.unit(u).to_vec()).collect();
+            let plain = Box::new(CpuViterbi::<T>::new(trellis.clone(), ViterbiMode::Tiled(case.tile), 0).unwrap());
+            let mut cpu: Box<dyn BatchDecoder<T>> =
+                if case.on_load { Box::new(DepuncturedUnits::new(plain, case.tile, p.clone()).unwrap()) } else { plain };
+            let mut want = Vec::new();
+            cpu.decode_all(&copied, &mut want).unwrap();
+            if got.bits != want {
+                return Err(format!("{case:?} {} offset {offset} round {round}: bits differ from the CPU model", T::NAME));
+            }
+            last = want;
+        }
+        // Asked to pack (f is a multiple of 8), the same batch comes back as MSB-first bytes.
+        if !gpu.pack_bits() {
+            return Err(format!("f = {} is whole bytes, yet the decoder will not pack", case.tile.f));
+        }
+        gpu.submit_reused(&Batch::spans(&stream, &spans).unwrap()).map_err(|e| format!("{e:#}"))?;
+        gpu.reused_read().map_err(|e| format!("{e:#}"))?;
+        let mut got = Decoded::default();
+        gpu.collect(&mut got).map_err(|e| format!("{e:#}"))?;
+        let mut want = vec![0u8; last.len().div_ceil(8)];
+        gpufec::codes::packed::par_pack_msb(&last, &mut want);
+        if got.packed != want || !got.bits.is_empty() {
+            return Err(format!("{case:?} {}: packed bytes differ from the CPU model's bits packed", T::NAME));
+        }
+        // Units not one stride apart are staged, with the same bits.
+        let mut uneven = spans.clone();
+        uneven[units - 1].start -= 1;
+        let batch = Batch::spans(&stream, &uneven).unwrap();
+        if gpu.submit_reused(&batch).map_err(|e| format!("{e:#}"))? {
+            return Err("units one item out of step went where they lie".into());
+        }
+        gpu.collect(&mut Decoded::default()).map_err(|e| format!("{e:#}"))?;
+        gpu.forget_reused();
+        Ok(())
+    }
+    let tile = |f, group| TileConfig::new(f, 20, 32, Traceback::Serial).unwrap().with_group(group).unwrap();
+    let whole = Case { k: 7, polys: vec![0o171, 0o133], rate: "1/2", on_load: false, tile: tile(256, 8), ring: SurvivorMemory::Auto, batch_units: 37, bits: 0 };
+    let punctured = Case { rate: "3/4", on_load: true, tile: tile(264, 4), batch_units: 50, ..whole.clone() };
+    let mut errs = Vec::new();
+    for case in [&whole, &punctured] {
+        for offset in [0, 4099] {
+            errs.extend(run::<i8>(case, offset, |r| r.random_range(-127..=127)).err());
+            errs.extend(run::<f32>(case, offset, |r| r.random_range(-20.0..20.0)).err());
+        }
+    }
+    // A NaN in the region is named, as staging names it.
+    let trellis = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
+    let mut gpu = gpu_decoder::<f32>(&trellis, &whole).unwrap();
+    let unit = gpu.shapes()[0].items;
+    let stride = whole.tile.group * whole.tile.f * 2;
+    let mut stream = vec![1.0f32; stride + unit];
+    stream[stride + 5] = f32::NAN;
+    let spans = [UnitSpan { start: 0, len: unit, format: 0 }, UnitSpan { start: stride, len: unit, format: 0 }];
+    let e = gpu.submit_reused(&Batch::spans(&stream, &spans).unwrap()).unwrap_err();
+    assert!(format!("{e:#}").contains("NaN") || format!("{e:#}").contains("not finite"), "{e:#}");
+    assert!(errs.is_empty(), "{}", errs.join("\n"));
+}
+
 #[test]
 fn gpu_refuses_bad_input_with_clear_errors() {
     if !have_gpu("gpu_refuses_bad_input_with_clear_errors") {

@@ -69,6 +69,7 @@ enum Bench {
 /// into an exit status (0; 1 with one `error: ...` line; 2 for a command line
 /// the parser rejects; 130 after Ctrl-C, with the summary of what was counted).
 pub fn main() -> ExitCode {
+    buffers_in_shared_memory();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(a) => run::run(a),
@@ -85,5 +86,41 @@ pub fn main() -> ExitCode {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Where FutureSDR puts its stream buffers unless `TMPDIR` says otherwise.
+const SHARED_MEMORY: &str = "/dev/shm";
+/// Free room the shared-memory file system must have for the buffers: a
+/// full tmpfs would kill the process with SIGBUS on a write, so a small one
+/// (a container's default 64 MiB) is left alone.
+const SHARED_MEMORY_MIN_FREE: u64 = 4 << 30;
+
+/// Point `TMPDIR` at `/dev/shm` when it is unset and that tmpfs has room.
+///
+/// FutureSDR maps each stream buffer twice from a file it creates in the
+/// temporary directory. On a disk file system (`/tmp` on ext4) every page of
+/// a buffer is a page of that file; in tmpfs it is plain memory, which the
+/// chain writes and reads faster (file → decoder → file on the lent H200,
+/// same lease: 5.5–5.6 against 4.5–5.1 Gb/s, and 5.9–6.0 against 5.3–5.4
+/// with the decoder copying from the buffer; BENCHMARKS.md, tenth session).
+fn buffers_in_shared_memory() {
+    if std::env::var_os("TMPDIR").is_some() {
+        return;
+    }
+    let Ok(path) = std::ffi::CString::new(SHARED_MEMORY) else { return };
+    // SAFETY: statvfs is plain old data, for which all zero bytes are a value.
+    let mut fs: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a struct statvfs fills.
+    if unsafe { libc::statvfs(path.as_ptr(), &mut fs) } != 0 {
+        return;
+    }
+    #[allow(clippy::useless_conversion)] // the fields' types differ between platforms
+    let free = u64::from(fs.f_bavail).saturating_mul(u64::from(fs.f_frsize));
+    // SAFETY: access only reads its arguments.
+    let writable = unsafe { libc::access(path.as_ptr(), libc::W_OK) } == 0;
+    if free >= SHARED_MEMORY_MIN_FREE && writable {
+        // SAFETY: called first thing in main, before any other thread exists.
+        unsafe { std::env::set_var("TMPDIR", SHARED_MEMORY) };
     }
 }

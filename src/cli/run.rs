@@ -78,7 +78,11 @@ fn print_summary(summary: &Summary) {
             line += &format!(", {} of {} checks failed", c.failed, c.checked);
         }
         if c.batches > 0 {
-            line += &format!("; {} batches, {:.3} s handing them over, {:.3} s waiting for results", c.batches, c.submit_s, c.collect_s);
+            line += &format!("; {} batches", c.batches);
+            if c.direct > 0 {
+                line += &format!(" ({} copied to the GPU from where they lay)", c.direct);
+            }
+            line += &format!(", {:.3} s handing them over, {:.3} s waiting for results, {:.3} s writing them out", c.submit_s, c.collect_s, c.drain_s);
         }
         println!("{line}");
     }

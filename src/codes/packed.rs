@@ -133,6 +133,45 @@ pub fn unpack_units(words: &[u32], unit_words: usize, out: &mut [MaybeUninit<u8>
     }
 }
 
+/// Repack units of whole bytes from LSB-first words to MSB-first bytes:
+/// the first `unit_bytes` bytes of each unit of `unit_words` words in
+/// `words`, each byte's bits reversed, appended to `out` (the layout of
+/// [`par_pack_msb`]'s output). A decoder's packed output goes this way
+/// straight to a packed stream, without a byte per bit in between.
+///
+/// # Panics
+/// When a unit asks more bytes than its words hold.
+///
+/// # Example
+/// ```
+/// use gpufec::codes::packed::units_to_msb_bytes;
+/// let mut out = Vec::new();
+/// // Two units of one word, 16 bits each: bits 0 and 9 set, then bit 15.
+/// units_to_msb_bytes(&[0b10_0000_0001, 1 << 15], 1, 2, &mut out);
+/// assert_eq!(out, [0b1000_0000, 0b0100_0000, 0, 0b0000_0001]);
+/// ```
+pub fn units_to_msb_bytes(words: &[u32], unit_words: usize, unit_bytes: usize, out: &mut Vec<u8>) {
+    use rayon::prelude::*;
+    assert!(unit_bytes <= 4 * unit_words, "{unit_bytes} bytes asked of units of {unit_words} words");
+    let units = words.len() / unit_words.max(1);
+    let at = out.len();
+    out.resize(at + units * unit_bytes, 0);
+    let repack = |o: &mut [u8], w: &[u32]| {
+        for (o, w) in o.chunks_mut(unit_bytes).zip(w.chunks(unit_words)) {
+            for (o, b) in o.iter_mut().zip(as_bytes(w)) {
+                *o = b.reverse_bits();
+            }
+        }
+    };
+    // Units per task: about 256 KiB of output, so that the hand-off costs little.
+    let per = ((256 << 10) / unit_bytes.max(1)).max(1);
+    if units <= per {
+        repack(&mut out[at..], &words[..units * unit_words]);
+    } else {
+        out[at..].par_chunks_mut(per * unit_bytes).zip(words.par_chunks(per * unit_words)).for_each(|(o, w)| repack(o, w));
+    }
+}
+
 /// The words' bytes in stream order (least significant first).
 fn as_bytes(words: &[u32]) -> &[u8] {
     const { assert!(cfg!(target_endian = "little"), "packed bits are read as little-endian words") };
@@ -209,6 +248,34 @@ mod tests {
         let mut out = vec![MaybeUninit::new(9u8); n];
         unpack_bits(words, &mut out);
         out.into_iter().map(|b| unsafe { b.assume_init() }).collect()
+    }
+
+    /// Units repacked to MSB-first bytes are the units unpacked, then packed
+    /// by `par_pack_msb`: one unit, many units, units with spare words, and
+    /// enough units for the parallel path.
+    #[test]
+    fn units_to_msb_bytes_is_unpack_then_pack() {
+        let mut x = 0x9E37_79B9u32;
+        let words: Vec<u32> = (0..300_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x
+            })
+            .collect();
+        for (unit_words, unit_bytes, units) in [(1, 4, 1), (1, 2, 7), (8, 32, 100), (3, 9, 1000), (8, 32, 37_000)] {
+            let w = &words[..units * unit_words];
+            let mut bits = vec![MaybeUninit::new(0u8); units * 8 * unit_bytes];
+            unpack_units(w, unit_words, &mut bits, 8 * unit_bytes);
+            let bits: Vec<u8> = bits.into_iter().map(|b| unsafe { b.assume_init() }).collect();
+            let mut want = vec![0u8; units * unit_bytes];
+            par_pack_msb(&bits, &mut want);
+            let mut got = vec![0xAB];
+            units_to_msb_bytes(w, unit_words, unit_bytes, &mut got);
+            assert_eq!(got[0], 0xAB, "appends");
+            assert!(got[1..] == want[..], "{units} units of {unit_bytes} bytes in {unit_words} words");
+        }
     }
 
     #[test]

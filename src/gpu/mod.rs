@@ -17,6 +17,7 @@ mod host_pool;
 mod kernel_cache;
 mod memory;
 mod pipeline;
+mod registered;
 mod selftest;
 mod sources;
 mod stream_copy;

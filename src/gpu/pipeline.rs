@@ -12,6 +12,7 @@
 use super::device::cuda;
 use super::host_pool::host_pool;
 use super::memory::{DeviceBuf, Event, PinnedBuf};
+use super::registered::Registered;
 use crate::codes::packed::unpack_units;
 use cudarc::driver::{CudaContext, CudaStream, result, sys};
 use rayon::prelude::*;
@@ -214,6 +215,11 @@ pub(crate) struct Pipeline<I: Copy, O: Copy> {
     last: BatchSplit,
     /// Runs the host's staging and unpacking copies.
     host: Arc<rayon::ThreadPool>,
+    /// The caller's memory page-locked for [`Self::submit_registered`];
+    /// dropped after the slots, whose streams are synchronised first.
+    registered: Registered,
+    /// Slots whose copies in may still read the caller's registered memory.
+    unread: Vec<usize>,
 }
 
 impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<I, O> {
@@ -243,7 +249,17 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
                 })
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
-        Ok(Self { ctx: ctx.clone(), slots, head: 0, in_flight: 0, poison: options.poison, last: BatchSplit::default(), host })
+        Ok(Self {
+            ctx: ctx.clone(),
+            slots,
+            head: 0,
+            in_flight: 0,
+            poison: options.poison,
+            last: BatchSplit::default(),
+            host,
+            registered: Registered::new(ctx),
+            unread: Vec::new(),
+        })
     }
 
     /// Threads of the host's copies.
@@ -295,6 +311,82 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
         self.head = (self.head + 1) % self.slots.len();
         self.in_flight += 1;
         Ok(())
+    }
+
+    /// Like [`Self::submit`] for input in memory the caller reuses batch
+    /// after batch: page-lock it where it lies (once; see [`Registered`]) and
+    /// copy it to the device from there, in one piece per registration, then
+    /// launch and copy out as `submit` does. The copies may still read
+    /// `input` after this returns: the caller keeps it unchanged until
+    /// [`Self::registered_read`]. `false`, having done nothing, when the
+    /// memory cannot be registered (the caller stages).
+    pub(crate) fn submit_registered(
+        &mut self,
+        input: &[I],
+        out_len: usize,
+        status_len: usize,
+        launch: impl FnOnce(sys::CUstream, &SlotBuffers) -> anyhow::Result<()>,
+    ) -> anyhow::Result<bool> {
+        anyhow::ensure!(self.in_flight < self.slots.len(), "every pipeline slot is busy; collect a batch first");
+        self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
+        let item = std::mem::size_of::<I>();
+        let Some(pieces) = self.registered.pieces(input.as_ptr() as usize, std::mem::size_of_val(input)) else {
+            return Ok(false);
+        };
+        let base = input.as_ptr() as usize;
+        // Registrations start and end on page boundaries, which items of a
+        // page-aligned buffer never straddle.
+        let pieces: Vec<_> = pieces.into_iter().map(|r| (r.start - base) / item..(r.end - base) / item).collect();
+        let poison = self.poison;
+        let slot = &mut self.slots[self.head];
+        anyhow::ensure!(std::mem::size_of_val(input) <= slot.dev_in.bytes(), "batch input larger than the slot");
+        anyhow::ensure!(out_len <= slot.host_out.as_slice().len(), "batch output larger than the slot");
+        anyhow::ensure!(
+            status_len <= slot.status.as_ref().map_or(0, |(_, h)| h.as_slice().len()),
+            "batch status larger than the slot"
+        );
+        let s = slot.stream.cu_stream();
+        slot.h2d[0][0].record(s)?;
+        let queued = (|| {
+            for piece in pieces {
+                // SAFETY: the piece lies inside `input` (checked by the slice
+                // index) and inside one registration; the device buffer holds
+                // all of `input` (checked above). The caller keeps `input`
+                // unchanged until this returns, after the copy is done.
+                unsafe { result::memcpy_htod_async(slot.dev_in.ptr() + (piece.start * item) as u64, &input[piece.clone()], s) }
+                    .map_err(cuda("host→device copy"))?;
+            }
+            slot.h2d[0][1].record(s)?;
+            slot.chunks = 1;
+            slot.launch_and_copy_out(poison, out_len, status_len, launch)
+        })();
+        if let Err(e) = queued {
+            let _ = slot.stream.synchronize();
+            return Err(e);
+        }
+        slot.out_len = out_len;
+        slot.status_len = status_len;
+        self.unread.push(self.head);
+        self.head = (self.head + 1) % self.slots.len();
+        self.in_flight += 1;
+        Ok(true)
+    }
+
+    /// Wait until the copies of every [`Self::submit_registered`] batch
+    /// have read their input. (A slot reused since records its event
+    /// later, which waits longer, never too little.)
+    pub(crate) fn registered_read(&mut self) -> anyhow::Result<()> {
+        for slot in std::mem::take(&mut self.unread) {
+            self.slots[slot].h2d[0][1].wait()?;
+        }
+        Ok(())
+    }
+
+    /// Unlock the memory [`Self::submit_registered`] locked: the caller is about to free it.
+    pub(crate) fn forget_registered(&mut self) {
+        // Nothing may be copying from it while it is unlocked.
+        let _ = self.registered_read();
+        self.registered.clear();
     }
 
     /// Wait for the oldest batch and hand its output and status words to

@@ -53,6 +53,10 @@ pub(crate) struct Engine<T: CpuSample + Copy> {
     ended: bool,
     stats: Arc<DecoderStats>,
     spans: Vec<UnitSpan>,
+    /// The decoder hands bits packed (`queue.packed`), for packed output.
+    packs: bool,
+    /// Bits in `queue.packed` (its last byte may be partly padding).
+    packed_bits: usize,
 }
 
 /// Most input items cut in one go: bounds the work between two looks at the
@@ -67,7 +71,7 @@ const IN_PLACE_BATCH_BYTES: usize = 32 << 20;
 const IN_PLACE_BATCHES: usize = 8;
 
 impl<T: CpuSample + Copy> Engine<T> {
-    pub fn new(cutter: Box<dyn Cutter<T>>, decoder: Box<dyn BatchDecoder<T>>, options: DecoderOptions) -> anyhow::Result<Self> {
+    pub fn new(cutter: Box<dyn Cutter<T>>, mut decoder: Box<dyn BatchDecoder<T>>, options: DecoderOptions) -> anyhow::Result<Self> {
         let shapes = decoder.shapes().to_vec();
         anyhow::ensure!(!shapes.is_empty(), "the decoder declares no unit format");
         let limit = decoder.limit();
@@ -84,6 +88,7 @@ impl<T: CpuSample + Copy> Engine<T> {
             "soft output was asked of a decoder that gives hard decisions only ({})",
             decoder.describe()
         );
+        let packs = options.packed && decoder.pack_bits();
         Ok(Self {
             cutter,
             decoder,
@@ -106,6 +111,8 @@ impl<T: CpuSample + Copy> Engine<T> {
             ended: false,
             stats: Arc::default(),
             spans: Vec::new(),
+            packs,
+            packed_bits: 0,
         })
     }
 
@@ -169,6 +176,8 @@ impl<T: CpuSample + Copy> Engine<T> {
                 continue;
             }
             if self.ended && self.pending.units.is_empty() && !self.cutter.awaiting() {
+                // The input buffer goes with the flowgraph: nothing may stay locked on it.
+                self.decoder.forget_reused();
                 io.finished = true;
                 return Ok(());
             }
@@ -184,9 +193,15 @@ impl<T: CpuSample + Copy> Engine<T> {
     /// Whether results wait for room downstream. Packed output holds back
     /// the bits of a byte not yet whole until the stream's last.
     fn backlog(&self) -> bool {
-        let unsent = self.queue.bits.len() - self.sent;
-        let bits = if self.options.packed && !self.all_cut() { unsent >= 8 } else { unsent > 0 };
+        let unsent = self.queued_bits() - self.sent;
+        // (A packing decoder's units are whole bytes: nothing to hold back.)
+        let bits = if self.options.packed && !self.packs && !self.all_cut() { unsent >= 8 } else { unsent > 0 };
         bits || (self.options.soft && self.sent_soft < self.queue.soft.len())
+    }
+
+    /// Bits in the queue, sent or not.
+    fn queued_bits(&self) -> usize {
+        if self.packs { self.packed_bits } else { self.queue.bits.len() }
     }
 
     /// Whether every unit of the stream is decoded and in the queue.
@@ -268,8 +283,16 @@ impl<T: CpuSample + Copy> Engine<T> {
         }
         let n = items.len();
         self.capture_tags(tags, n)?;
-        Self::hand_over(self.decoder.as_mut(), &self.stats, &mut self.spans, items, &units)?;
+        Self::hand_over(self.decoder.as_mut(), &self.stats, &mut self.spans, items, &units, true)?;
         self.flights.push_back(units);
+        if self.decoder.in_flight() >= self.decoder.depth() {
+            // While the copy engine reads this batch where it lies, take the
+            // oldest batch's results (the queue is drained: no backlog).
+            self.collect()?;
+        }
+        let t = Instant::now();
+        self.decoder.reused_read().context("copying a batch to the decoder")?;
+        self.stats.add_submit_wait(t.elapsed());
         input.consume(consumable);
         self.taken += consumable as u64;
         self.waiting_since = None;
@@ -352,7 +375,7 @@ impl<T: CpuSample + Copy> Engine<T> {
             count += 1;
         }
         let units: Vec<CutUnit> = self.pending.units.drain(..count).collect();
-        Self::hand_over(self.decoder.as_mut(), &self.stats, &mut self.spans, &self.pending.items, &units)?;
+        Self::hand_over(self.decoder.as_mut(), &self.stats, &mut self.spans, &self.pending.items, &units, false)?;
         // Forget the submitted units' items.
         let end = units.last().map_or(0, |u| u.span.start + u.span.len);
         self.pending.items.drain(..end);
@@ -364,15 +387,24 @@ impl<T: CpuSample + Copy> Engine<T> {
         Ok(())
     }
 
-    /// Hand `units`, spans of `items`, to the decoder as one batch, timed.
-    fn hand_over(decoder: &mut dyn BatchDecoder<T>, stats: &DecoderStats, spans: &mut Vec<UnitSpan>, items: &[T], units: &[CutUnit]) -> anyhow::Result<()> {
+    /// Hand `units`, spans of `items`, to the decoder as one batch, timed;
+    /// `in_place`: `items` is the input buffer, which later batches reuse.
+    fn hand_over(
+        decoder: &mut dyn BatchDecoder<T>,
+        stats: &DecoderStats,
+        spans: &mut Vec<UnitSpan>,
+        items: &[T],
+        units: &[CutUnit],
+        in_place: bool,
+    ) -> anyhow::Result<()> {
         spans.clear();
         spans.extend(units.iter().map(|u| u.span));
         let batch = Batch::spans(items, spans)?;
         let first = units.first().map_or(0, |u| u.origin);
         let t = Instant::now();
-        decoder.submit(&batch).with_context(|| format!("decoding the units from stream item {first} on"))?;
-        stats.add_submit(t.elapsed());
+        let direct = if in_place { decoder.submit_reused(&batch) } else { decoder.submit(&batch).map(|()| false) }
+            .with_context(|| format!("decoding the units from stream item {first} on"))?;
+        stats.add_submit(t.elapsed(), direct);
         Ok(())
     }
 
@@ -380,9 +412,15 @@ impl<T: CpuSample + Copy> Engine<T> {
     fn collect(&mut self) -> anyhow::Result<()> {
         // Bits of a packed byte not yet whole stay at the front of the queue.
         self.base += self.sent as u64;
-        self.queue.bits.drain(..self.sent);
+        if self.packs {
+            // Everything was sent (no backlog), in whole bytes.
+            self.queue.packed.clear();
+            self.packed_bits = 0;
+        } else {
+            self.queue.bits.drain(..self.sent);
+        }
         self.queue.soft.clear();
-        let held = self.queue.bits.len();
+        let held = self.queued_bits();
         let mut at = held;
         (self.sent, self.sent_soft) = (0, 0);
         let units = self.flights.pop_front().unwrap_or_default();
@@ -399,11 +437,13 @@ impl<T: CpuSample + Copy> Engine<T> {
         let reports = std::mem::take(&mut self.queue.reports);
         for (unit, report) in units.iter().zip(&reports) {
             let keep = unit.valid_bits.unwrap_or(report.bits).min(report.bits);
-            if keep < report.bits {
+            if self.packs {
+                self.keep_packed(at, keep, report.bits)?;
+            } else if keep < report.bits {
                 self.queue.bits.drain(at + keep..at + report.bits);
-                if self.options.soft {
-                    self.queue.soft.drain(at - held + keep..at - held + report.bits);
-                }
+            }
+            if keep < report.bits && self.options.soft {
+                self.queue.soft.drain(at - held + keep..at - held + report.bits);
             }
             let first = self.base + at as u64;
             // The stream's tags on this unit's own items go to its bits.
@@ -433,18 +473,49 @@ impl<T: CpuSample + Copy> Engine<T> {
         self.queue.reports.clear();
         if self.all_cut() {
             // Tags past the last unit's own items stay with its last bit.
-            let last = (self.base + self.queue.bits.len() as u64).saturating_sub(1);
+            let last = (self.base + self.queued_bits() as u64).saturating_sub(1);
             self.out_tags.extend(self.in_tags.drain(..).map(|(_, t)| (last, t)));
         }
         Ok(())
     }
 
+    /// Keep the first `keep` of the `bits` bits that a unit put into the
+    /// packed queue at bit `at`. Units are whole bytes, so only a stream's
+    /// last unit may end inside a byte, whose padding bits are cleared.
+    fn keep_packed(&mut self, at: usize, keep: usize, bits: usize) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            at.is_multiple_of(8) && bits.is_multiple_of(8),
+            "a unit of {bits} bits at bit {at} of packed output: only a stream's last unit may end inside a byte"
+        );
+        let (from, kept) = (at / 8, keep.div_ceil(8));
+        self.queue.packed.drain(from + kept..from + bits / 8);
+        if !keep.is_multiple_of(8) {
+            self.queue.packed[from + kept - 1] &= 0xFF << (8 - keep % 8);
+        }
+        self.packed_bits = at + keep;
+        Ok(())
+    }
+
     fn drain(&mut self, output: &mut DefaultCpuWriter<u8>, soft: Option<&mut DefaultCpuWriter<f32>>) {
+        if self.sent == self.queued_bits() && self.sent_soft == self.queue.soft.len() {
+            return;
+        }
+        let t = Instant::now();
+        self.write_out(output, soft);
+        self.stats.add_drain(t.elapsed());
+    }
+
+    fn write_out(&mut self, output: &mut DefaultCpuWriter<u8>, soft: Option<&mut DefaultCpuWriter<f32>>) {
         let last = self.all_cut();
         let (o, mut tags) = output.slice_with_tags();
-        let unsent = &self.queue.bits[self.sent..];
+        let unsent = &self.queue.bits[self.sent.min(self.queue.bits.len())..];
         // Bits per output item, and the bits the items written carry.
-        let (per, n, bits) = if self.options.packed {
+        let (per, n, bits) = if self.packs {
+            let from = self.sent / 8;
+            let bytes = o.len().min(self.queue.packed.len() - from);
+            o[..bytes].copy_from_slice(&self.queue.packed[from..from + bytes]);
+            (8, bytes, (8 * bytes).min(self.packed_bits - self.sent))
+        } else if self.options.packed {
             let bytes = o.len().min(if last { unsent.len().div_ceil(8) } else { unsent.len() / 8 });
             let bits = (8 * bytes).min(unsent.len());
             par_pack_msb(&unsent[..bits], &mut o[..bytes]);

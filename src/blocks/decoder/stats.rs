@@ -13,8 +13,10 @@ pub struct DecoderStats {
     checked: AtomicU64,
     failed: AtomicU64,
     batches: AtomicU64,
+    direct: AtomicU64,
     submit_ns: AtomicU64,
     collect_ns: AtomicU64,
+    drain_ns: AtomicU64,
 }
 
 /// A snapshot of [`DecoderStats`].
@@ -32,11 +34,16 @@ pub struct DecoderCounts {
     pub failed: u64,
     /// Batches submitted.
     pub batches: u64,
+    /// Of those, batches whose items went to the decoder where they lay in
+    /// the block's input buffer (a GPU decoder's copy engine read them there).
+    pub direct: u64,
     /// Seconds the block spent handing batches to the decoder (a GPU
     /// decoder's host staging, a CPU decoder's whole work).
     pub submit_s: f64,
     /// Seconds it spent waiting for and taking back results.
     pub collect_s: f64,
+    /// Seconds it spent writing results to its output (packing bits too).
+    pub drain_s: f64,
 }
 
 impl DecoderCounts {
@@ -58,10 +65,21 @@ impl DecoderStats {
         }
     }
 
-    /// Count one batch handed to the decoder in `took`.
-    pub(crate) fn add_submit(&self, took: std::time::Duration) {
+    /// Count one batch handed to the decoder in `took`, `direct`ly from the input buffer or not.
+    pub(crate) fn add_submit(&self, took: std::time::Duration, direct: bool) {
         self.batches.fetch_add(1, Ordering::Relaxed);
+        self.direct.fetch_add(u64::from(direct), Ordering::Relaxed);
         self.submit_ns.fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// Count `took` spent waiting for the decoder to read a batch handed over.
+    pub(crate) fn add_submit_wait(&self, took: std::time::Duration) {
+        self.submit_ns.fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// Count `took` spent writing results out.
+    pub(crate) fn add_drain(&self, took: std::time::Duration) {
+        self.drain_ns.fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
     }
 
     /// Count `took` spent waiting for a batch's results.
@@ -78,8 +96,10 @@ impl DecoderStats {
             checked: self.checked.load(Ordering::Relaxed),
             failed: self.failed.load(Ordering::Relaxed),
             batches: self.batches.load(Ordering::Relaxed),
+            direct: self.direct.load(Ordering::Relaxed),
             submit_s: self.submit_ns.load(Ordering::Relaxed) as f64 * 1e-9,
             collect_s: self.collect_ns.load(Ordering::Relaxed) as f64 * 1e-9,
+            drain_s: self.drain_ns.load(Ordering::Relaxed) as f64 * 1e-9,
         }
     }
 }

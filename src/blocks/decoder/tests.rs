@@ -344,11 +344,58 @@ fn packed_output_is_the_bits_packed_with_their_tags() {
     assert_eq!(bits.len(), 1003);
     let mut want = vec![0u8; bits.len().div_ceil(8)];
     crate::codes::packed::par_pack_msb(&bits, &mut want);
+    // A decoder that hands its bits packed itself gives the same bytes and tags.
+    let packing = || TestDecoder::build(Box::new(Packing(cpu(mode, 3), false)), Some(Box::new(Tiler::new(tile, 2))), DecoderOptions { packed: true, ..Default::default() }).unwrap();
     for pause in [None, Some((700, Duration::from_millis(150)))] {
-        let (bytes, out_tags, _, _) = run_block(llrs.clone(), tags(), pause, block(true)).unwrap();
-        assert_eq!(bytes, want, "pause {pause:?}");
-        let mut want_tags: Vec<(usize, Tag)> = marks.iter().map(|&i| (i / 2 / 8, Tag::Id(i as u64))).collect();
-        want_tags.push((125, Tag::NamedUsize(VALID_BITS_TAG.to_string(), 3)));
-        assert_eq!(out_tags, want_tags, "pause {pause:?}");
+        for (name, block) in [("packed by the block", block(true)), ("packed by the decoder", packing())] {
+            let (bytes, out_tags, _, _) = run_block(llrs.clone(), tags(), pause, block).unwrap();
+            assert_eq!(bytes, want, "{name}, pause {pause:?}");
+            let mut want_tags: Vec<(usize, Tag)> = marks.iter().map(|&i| (i / 2 / 8, Tag::Id(i as u64))).collect();
+            want_tags.push((125, Tag::NamedUsize(VALID_BITS_TAG.to_string(), 3)));
+            assert_eq!(out_tags, want_tags, "{name}, pause {pause:?}");
+        }
+    }
+}
+
+/// A decoder that packs its bits when asked (as a GPU decoder does): the
+/// inner decoder's bits of each unit, packed MSB first.
+struct Packing(Box<dyn BatchDecoder<f32>>, bool);
+
+impl BatchDecoder<f32> for Packing {
+    fn shapes(&self) -> &[UnitShape] {
+        self.0.shapes()
+    }
+    fn limit(&self) -> BatchLimit {
+        self.0.limit()
+    }
+    fn depth(&self) -> usize {
+        self.0.depth()
+    }
+    fn submit(&mut self, batch: &Batch<'_, f32>) -> CodeResult<()> {
+        self.0.submit(batch)
+    }
+    fn collect(&mut self, out: &mut Decoded) -> CodeResult<bool> {
+        let mut d = Decoded::default();
+        let got = self.0.collect(&mut d)?;
+        assert!(d.bits.len().is_multiple_of(8), "test units are whole bytes");
+        if self.1 {
+            let at = out.packed.len();
+            out.packed.resize(at + d.bits.len() / 8, 0);
+            crate::codes::packed::par_pack_msb(&d.bits, &mut out.packed[at..]);
+        } else {
+            out.bits.extend_from_slice(&d.bits);
+        }
+        out.reports.extend_from_slice(&d.reports);
+        Ok(got)
+    }
+    fn in_flight(&self) -> usize {
+        self.0.in_flight()
+    }
+    fn describe(&self) -> String {
+        self.0.describe()
+    }
+    fn pack_bits(&mut self) -> bool {
+        self.1 = true;
+        true
     }
 }

@@ -33,6 +33,10 @@ pub struct UnitReport {
 pub struct Decoded {
     /// Hard decisions, one `u8` (0 or 1) per information bit, units in order.
     pub bits: Vec<u8>,
+    /// Instead of [`bits`](Self::bits), from a decoder asked to pack
+    /// ([`super::BatchDecoder::pack_bits`]): hard decisions eight to a byte,
+    /// the first in the most significant place, every unit whole bytes.
+    pub packed: Vec<u8>,
     /// Soft output, one a-posteriori LLR per bit of [`bits`](Self::bits) (positive
     /// means 0); filled only by a decoder that gives it.
     pub soft: Vec<f32>,
@@ -44,6 +48,7 @@ impl Decoded {
     /// Forget everything collected, keeping the allocations.
     pub fn clear(&mut self) {
         self.bits.clear();
+        self.packed.clear();
         self.soft.clear();
         self.reports.clear();
     }

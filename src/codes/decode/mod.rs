@@ -88,6 +88,29 @@ pub trait BatchDecoder<T: Copy + Send + Sync>: Send {
     /// format it accepts). A NaN or infinite LLR fails the whole batch.
     fn submit(&mut self, batch: &Batch<'_, T>) -> CodeResult<()>;
 
+    /// [`submit`](Self::submit) for a batch whose items lie in memory the
+    /// caller cuts batch after batch from (a stream buffer read in place),
+    /// mapped until [`forget_reused`](Self::forget_reused): a GPU decoder may
+    /// page-lock that memory once and copy units straight from it, which may
+    /// still read the items after this returns: the caller keeps them
+    /// unchanged until [`reused_read`](Self::reused_read) returns. Says
+    /// whether they go from where they lie (`false`: staged as by `submit`,
+    /// read on return).
+    fn submit_reused(&mut self, batch: &Batch<'_, T>) -> CodeResult<bool> {
+        self.submit(batch).map(|()| false)
+    }
+
+    /// Wait until the items of every [`submit_reused`](Self::submit_reused)
+    /// batch have been read, so that the caller may overwrite them.
+    fn reused_read(&mut self) -> CodeResult<()> {
+        Ok(())
+    }
+
+    /// The memory of earlier [`submit_reused`](Self::submit_reused) batches
+    /// is about to be freed: release whatever was set up for it (after
+    /// [`reused_read`](Self::reused_read)).
+    fn forget_reused(&mut self) {}
+
     /// Append the results of the oldest submitted batch to `out`, waiting for
     /// them; `false` when nothing is in flight.
     fn collect(&mut self, out: &mut Decoded) -> CodeResult<bool>;
@@ -97,6 +120,15 @@ pub trait BatchDecoder<T: Copy + Send + Sync>: Send {
 
     /// One line naming the backend and its resources, e.g. `cpu (2 threads, avx2)`.
     fn describe(&self) -> String;
+
+    /// From now on, hand hard decisions packed ([`Decoded::packed`], with the
+    /// reports as before) instead of a byte per bit, if this decoder can
+    /// (its units' bits are whole bytes); whether it will. A decoder whose
+    /// bits are packed already (a GPU's) saves the unpacking, and the caller
+    /// the packing, of every bit.
+    fn pack_bits(&mut self) -> bool {
+        false
+    }
 
     /// Whether [`collect`](Self::collect) also gives soft output (one
     /// a-posteriori LLR per decoded bit, in [`Decoded::soft`]).

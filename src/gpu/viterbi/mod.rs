@@ -16,7 +16,8 @@ use super::pipeline::{BatchSplit, Pipeline, PipelineOptions, SlotSize, par_unpac
 use crate::codes::conv::{CpuViterbi, DepuncturedUnits, PuncturePattern, TileConfig, Trellis, ViterbiLlr, ViterbiMode};
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
 use crate::codes::error::{CodeError, CodeResult};
-use crate::codes::llr::Llr;
+use crate::codes::llr::{Llr, LlrType, all_finite};
+use crate::codes::packed::units_to_msb_bytes;
 use cudarc::driver::{CudaFunction, sys};
 use kernel::{Geometry, Input, Launch, Launcher};
 pub(crate) use kernel::stage_units;
@@ -118,6 +119,8 @@ pub struct GpuViterbi<T: Llr> {
     units: std::collections::VecDeque<usize>,
     device: DeviceInfo,
     input: Input,
+    /// Hand bits packed ([`BatchDecoder::pack_bits`]).
+    packed_out: bool,
 }
 
 /// A CUDA failure as the decoder contract reports it; an input error found
@@ -215,6 +218,7 @@ impl<T: Llr> GpuViterbi<T> {
             units: Default::default(),
             device,
             input,
+            packed_out: false,
         })
     }
 
@@ -277,12 +281,55 @@ impl<T: Llr> BatchDecoder<T> for GpuViterbi<T> {
         Ok(())
     }
 
+    /// Units cut in place from a stream follow each other at one stride
+    /// (tile f of every unit): the region they cover goes to the device as it
+    /// lies, page-locked, and the kernel reads unit u at u · stride, so that
+    /// neither a host copy nor the padding to the pitch remains. Other
+    /// batches, and memory the driver will not lock, are staged.
+    fn submit_reused(&mut self, batch: &Batch<'_, T>) -> CodeResult<bool> {
+        let units = check_batch(batch, &self.shape, self.limit())?;
+        let Some((region, stride)) = strided_region(batch, units, self.shape[0].items) else {
+            return self.submit(batch).map(|()| false);
+        };
+        if T::TYPE == LlrType::F32 && !all_finite(region) {
+            batch.check_finite(0..units)?;
+        }
+        let launch = Launcher { f: &self.function, threads: self.threads, smem: self.smem, group: self.tile.group };
+        let out_len = units * self.tile.group * self.out_words;
+        let sent = self.pipe.submit_registered(region, out_len, 0, |s, slot| launch.run(s, slot, stride * size_of::<T>(), units)).map_err(device_error)?;
+        if !sent {
+            return self.submit(batch).map(|()| false);
+        }
+        self.units.push_back(units);
+        Ok(true)
+    }
+
+    /// Each tile's f bits go as f/8 bytes when f is a multiple of 8.
+    fn pack_bits(&mut self) -> bool {
+        self.packed_out = self.tile.f.is_multiple_of(8);
+        self.packed_out
+    }
+
+    fn reused_read(&mut self) -> CodeResult<()> {
+        self.pipe.registered_read().map_err(device_error)
+    }
+
+    fn forget_reused(&mut self) {
+        self.pipe.forget_registered();
+    }
+
     fn collect(&mut self, out: &mut Decoded) -> CodeResult<bool> {
         let (f, words) = (self.tile.f, self.out_words);
         let bits = &mut out.bits;
         let before = self.pipe.in_flight();
+        let packed_out = &mut out.packed;
+        let to_bytes = self.packed_out;
         let collected = self.pipe.collect(|packed, _| {
-            par_unpack(bits, packed, f, words);
+            if to_bytes {
+                units_to_msb_bytes(packed, words, f / 8, packed_out);
+            } else {
+                par_unpack(bits, packed, f, words);
+            }
             Ok(())
         });
         // A batch leaves the pipeline even when collecting it fails (the
@@ -317,6 +364,22 @@ impl<T: Llr> BatchDecoder<T> for GpuViterbi<T> {
             self.pipe.host_threads(),
         )
     }
+}
+
+/// The items from the first unit's start to the last unit's end and the
+/// stride between units, when the `units` units of `batch` (of `unit_len`
+/// items each) follow each other at one stride of whole 16-byte lines (the
+/// kernel's vector loads) no longer than a unit, so that the region holds
+/// unit u at u · stride.
+fn strided_region<'a, T: Llr>(batch: &Batch<'a, T>, units: usize, unit_len: usize) -> Option<(&'a [T], usize)> {
+    let first = batch.span(0).start;
+    let stride = if units > 1 { batch.span(1).start.checked_sub(first).filter(|&s| s > 0)? } else { 0 };
+    let lined = (stride * size_of::<T>()).is_multiple_of(16) && stride <= unit_len;
+    let even = (0..units).all(|u| {
+        let s = batch.span(u);
+        s.start == first + u * stride && s.len == unit_len
+    });
+    (lined && even).then(|| (&batch.items()[first..first + (units - 1) * stride + unit_len], stride))
 }
 
 /// A Viterbi decoder of `mode` on the backend `options` asks for (through
