@@ -237,7 +237,7 @@ pub fn ber(a: BerTurboArgs) -> anyhow::Result<bool> {
     // code block size; they choose alike).
     let chosen: RefCell<Option<Choice>> = RefCell::new(None);
     let decoder = |code: TurboCode| -> anyhow::Result<Box<dyn BatchDecoder<f32>>> {
-        let (d, choice) = turbo_decoder::<f32>(code, cfg, 1.0, precision, auto_split, &options).with_context(|| format!("--backend {backend}"))?;
+        let (d, choice) = turbo_decoder::<f32>(code, cfg, 1.0, precision, auto_split, false, &options).with_context(|| format!("--backend {backend}"))?;
         chosen.borrow_mut().get_or_insert(choice);
         Ok(d)
     };

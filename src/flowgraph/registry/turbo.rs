@@ -12,8 +12,8 @@ use crate::codes::decode::BatchDecoder;
 use crate::codes::framing::{BlockCutter, Cutter};
 use crate::codes::llr::Llr;
 use crate::codes::turbo::decoder::{MAX_ITERATIONS, Precision};
-use crate::codes::turbo::{self, CpuTurbo, DecoderConfig, EarlyStop, MAX_A, MAX_G, MaxStar, TransportBlock, TransportDecoder, TurboCode};
-use crate::gpu::{Backend, Choice, turbo_decoder};
+use crate::codes::turbo::{self, DecoderConfig, EarlyStop, MAX_A, MAX_G, MaxStar, TransportBlock, TransportDecoder, TurboCode};
+use crate::gpu::{Choice, turbo_decoder};
 use futuresdr::runtime::BlockId;
 
 /// The kinds of this module.
@@ -177,22 +177,14 @@ fn add_decoder<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockId> 
             // The code blocks are de-rate-matched into f32 LLRs: f32 inner decoders, which divide by the scale.
             let mut chosen = None;
             let decoder = TransportDecoder::<T>::new(tb.clone(), |code| {
-                let (d, choice) = turbo_decoder::<f32>(code, cfg, scale, precision, auto_split, &options)?;
+                let (d, choice) = turbo_decoder::<f32>(code, cfg, scale, precision, auto_split, false, &options)?;
                 chosen.get_or_insert(choice);
                 anyhow::Ok(d)
             })?;
             let choice = chosen.ok_or_else(|| anyhow::anyhow!("a transport block without code blocks"))?;
             return Ok((Box::new(decoder), choice));
         }
-        let code = codes[0].clone();
-        if !block_options.soft {
-            return turbo_decoder::<T>(code, cfg, scale, precision, auto_split, &options);
-        }
-        // Soft output is the CPU decoder's so far.
-        anyhow::ensure!(options.backend != Backend::Gpu, "soft output comes from the CPU turbo decoder only so far");
-        let why = (options.backend == Backend::Auto).then(|| "soft output comes from the CPU turbo decoder only so far".to_string());
-        let decoder = CpuTurbo::<T>::new(code, cfg, scale, options.cpu_threads)?.with_precision(precision)?.with_soft_output();
-        Ok((Box::new(decoder), Choice { gpu: false, why_not_gpu: why }))
+        turbo_decoder::<T>(codes[0].clone(), cfg, scale, precision, auto_split, block_options.soft, &options)
     };
     let (decoder, choice) = build_decoder(a, asm, &options, build)?;
     let block = a.whole(TurboDecoder::build(decoder, cutter, block_options))?.report_to(&asm.errors);

@@ -238,11 +238,12 @@ fn list(v: impl IntoIterator<Item = usize>) -> String {
     format!("{{{}}}", v.into_iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","))
 }
 
-/// The kernels' compile-time constants for `code` and `cfg`. The trellis
+/// The kernels' compile-time constants for `code` and `cfg`, with the
+/// a-posteriori LLRs written after the bits when `soft` (`TSOFT`). The trellis
 /// tables are built from [`crate::codes::turbo::RscTrellis`] exactly as the
 /// CPU model builds its own: a state's two predecessors in the order in which
 /// the states are enumerated.
-pub(super) fn defines(code: &TurboCode, cfg: &DecoderConfig, g: &Geometry) -> anyhow::Result<Vec<(String, String)>> {
+pub(super) fn defines(code: &TurboCode, cfg: &DecoderConfig, g: &Geometry, soft: bool) -> anyhow::Result<Vec<(String, String)>> {
     let t = code.trellis();
     let s = t.states();
     let out: Vec<[(usize, usize); 2]> = (0..s).map(|st| [0, 1].map(|u| (t.next(st, u), (u << 1) | t.parity(st, u) as usize))).collect();
@@ -290,6 +291,7 @@ pub(super) fn defines(code: &TurboCode, cfg: &DecoderConfig, g: &Geometry) -> an
         ("ALPHA_SHARED", usize::from(g.alpha_shared)),
         ("TD1", layout.stream_start(1)),
         ("TD2", layout.stream_start(2)),
+        ("TSOFT", usize::from(soft)),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -303,10 +305,12 @@ pub(super) fn defines(code: &TurboCode, cfg: &DecoderConfig, g: &Geometry) -> an
 /// Compile the turbo kernels for `code` and `cfg` for architecture `arch`
 /// (e.g. `sm_90`) with NVRTC alone, no GPU needed, and return the CUBIN
 /// image: lets a machine without a GPU check that a configuration compiles.
-pub fn compile_turbo_kernel(code: &TurboCode, cfg: &DecoderConfig, arch: &str) -> anyhow::Result<Vec<u8>> {
+/// `soft` compiles the variant that also writes a-posteriori LLRs
+/// ([`GpuTurboOptions::soft_output`](super::GpuTurboOptions)).
+pub fn compile_turbo_kernel(code: &TurboCode, cfg: &DecoderConfig, soft: bool, arch: &str) -> anyhow::Result<Vec<u8>> {
     cfg.validate(code.k())?;
     let g = Geometry::new(code, cfg)?;
-    crate::gpu::compile::compile_cubin("turbo.cu", arch, &defines(code, cfg, &g)?)
+    crate::gpu::compile::compile_cubin("turbo.cu", arch, &defines(code, cfg, &g, soft)?)
 }
 
 /// A kernel argument as the driver takes it.
@@ -363,8 +367,9 @@ impl Launcher<'_> {
         // SAFETY (all launches): the parameters match the kernels' signatures in
         // turbo.cu; the slot's buffers were sized by `Geometry::aux_bytes` for
         // at least `blocks` blocks, the input holds `blocks` units of `pitch`
-        // items, the output W words and the status one word per block, and
-        // `tables` holds Π and Π⁻¹.
+        // items, the output W words per block (and K more with the soft
+        // output: `GpuTurbo` sizes it) and the status one word per block,
+        // and `tables` holds Π and Π⁻¹.
         unsafe {
             if let Some((f, smem)) = self.fused {
                 let mut prow = self.tables + 8 * g.k as u64;
@@ -400,6 +405,7 @@ impl Launcher<'_> {
                         arg(&mut hard),
                         arg(&mut flags),
                         arg(&mut scale),
+                        arg(&mut out),
                     ];
                     let what = if c == 0 { "turbo half-iteration 1 launch" } else { "turbo half-iteration 2 launch" };
                     launch(f, g.siso_ctas(blocks), SISO_THREADS as u32, g.smem(), stream, &mut p, what)?;

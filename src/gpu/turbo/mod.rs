@@ -32,6 +32,18 @@ const ENTRY_SISO0: usize = 2;
 const ENTRY_STOP: usize = 4;
 const ENTRY_FUSED_I8: usize = 5;
 
+/// What a [`GpuTurbo`] gives beyond the hard decisions; `Default` is the
+/// plain decoder.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GpuTurboOptions {
+    /// Also give the a-posteriori LLR of every decoded bit, as
+    /// [`CpuTurbo::with_soft_output`] does: f32, natural order, the last
+    /// iteration's, in [`Decoded::soft`]. The kernels are then compiled with
+    /// `TSOFT` (the plain ones are unchanged) and write K more words per
+    /// block, copied back with the bits.
+    pub soft_output: bool,
+}
+
 /// Code blocks per batch, in multiples of the sub-blocks the device runs at
 /// once: enough that the last, partial wave costs little.
 const WAVES: usize = 4;
@@ -78,6 +90,8 @@ pub struct GpuTurbo<T: Llr> {
     /// The fused kernel's dynamic shared memory, when it runs.
     fused: Option<u32>,
     inv_scale: f32,
+    /// The a-posteriori LLRs are given ([`GpuTurboOptions::soft_output`]).
+    soft: bool,
     registers: i32,
     resident_subblocks: usize,
     batch_units: usize,
@@ -94,6 +108,11 @@ impl<T: Llr> GpuTurbo<T> {
     /// (finite, > 0). Compiles the kernels for the device and allocates the
     /// pipeline.
     pub fn new(code: TurboCode, cfg: DecoderConfig, input_scale: f32, pipeline: &PipelineOptions) -> anyhow::Result<Self> {
+        Self::with_options(code, cfg, input_scale, pipeline, &GpuTurboOptions::default())
+    }
+
+    /// [`Self::new`] with `options` (soft output).
+    pub fn with_options(code: TurboCode, cfg: DecoderConfig, input_scale: f32, pipeline: &PipelineOptions, options: &GpuTurboOptions) -> anyhow::Result<Self> {
         cfg.validate(code.k())?;
         anyhow::ensure!(input_scale.is_finite() && input_scale > 0.0, "LLR scale {input_scale}: give a finite factor > 0");
         pipeline.validate()?;
@@ -101,7 +120,8 @@ impl<T: Llr> GpuTurbo<T> {
         ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
         let device = info_of(&ctx)?;
         let geometry = Geometry::new(&code, &cfg)?;
-        let defines = kernel::defines(&code, &cfg, &geometry)?;
+        let soft = options.soft_output;
+        let defines = kernel::defines(&code, &cfg, &geometry, soft)?;
         let functions = kernels(&ctx, "turbo.cu", &ENTRIES, &defines)?;
         let i8s = T::TYPE == LlrType::I8;
         // The fused kernel when a CTA can hold a code block's sub-blocks and
@@ -142,13 +162,17 @@ impl<T: Llr> GpuTurbo<T> {
 
         let (k, n) = (code.k(), code.coded_len());
         let shape = UnitShape::exact(n, k);
-        let per_block: usize = geometry.aux_bytes(1, fused, size_of::<T>()).iter().sum::<usize>() + n * size_of::<T>();
+        // Output words per block: the packed bits, then the soft output's K.
+        let out_words = geometry.words + if soft { k } else { 0 };
+        let per_block: usize = geometry.aux_bytes(1, fused, size_of::<T>()).iter().sum::<usize>() + n * size_of::<T>() + 4 * out_words;
         let batch_units = match pipeline.batch_units {
             0 => (WAVES * resident_subblocks).div_ceil(cfg.subblocks).min(DEFAULT_SLOT_BYTES / per_block).max(1),
             b => b,
         };
         let aux_bytes = batch_units.checked_mul(per_block).map(|_| geometry.aux_bytes(batch_units, fused, size_of::<T>()));
-        let fits = aux_bytes.as_ref().is_some_and(|a| a.iter().all(|&b| b <= MAX_BATCH_BYTES) && batch_units * n * size_of::<T>() <= MAX_BATCH_BYTES);
+        let fits = aux_bytes
+            .as_ref()
+            .is_some_and(|a| a.iter().all(|&b| b <= MAX_BATCH_BYTES) && batch_units * n * size_of::<T>() <= MAX_BATCH_BYTES && batch_units * out_words * 4 <= MAX_BATCH_BYTES);
         anyhow::ensure!(
             fits && batch_units * cfg.subblocks <= u32::MAX as usize,
             "a batch of {batch_units} code blocks ({per_block} bytes of device memory each) exceeds the limit of {MAX_BATCH_BYTES} bytes per buffer and slot"
@@ -156,7 +180,7 @@ impl<T: Llr> GpuTurbo<T> {
         let size = SlotSize {
             in_items: batch_units * n,
             dev_in_bytes: batch_units * n * size_of::<T>(),
-            out_items: batch_units * geometry.words,
+            out_items: batch_units * out_words,
             aux_bytes: aux_bytes.unwrap_or_default(),
             status_words: batch_units,
         };
@@ -183,6 +207,7 @@ impl<T: Llr> GpuTurbo<T> {
             functions,
             fused: fused_smem.map(|b| b as u32),
             inv_scale: 1.0 / input_scale,
+            soft,
             registers,
             resident_subblocks,
             batch_units,
@@ -258,7 +283,7 @@ impl<T: Llr> BatchDecoder<T> for GpuTurbo<T> {
     fn submit(&mut self, batch: &Batch<'_, T>) -> CodeResult<()> {
         let units = check_batch(batch, &self.shape, self.limit())?;
         let n = self.shape[0].items;
-        let words = self.geometry.words;
+        let words = self.geometry.words + if self.soft { self.geometry.k } else { 0 };
         let launcher = launcher::<T>(&self.functions, &self.geometry, &self.cfg, self.inv_scale, &self.tables, self.fused);
         self.pipe
             .submit(units, n, |host, r| stage_units(host, batch, n, n, r), units * words, units, |s, slot| launcher.run(s, slot, n, units))
@@ -270,7 +295,7 @@ impl<T: Llr> BatchDecoder<T> for GpuTurbo<T> {
         let (k, n, words) = (self.geometry.k, self.shape[0].items, self.geometry.words);
         let (iterations, crc) = (self.cfg.iterations as u32, matches!(self.cfg.early_stop, EarlyStop::Crc24A | EarlyStop::Crc24B));
         let mut reports = Vec::new();
-        let bits = &mut out.bits;
+        let (bits, soft) = (&mut out.bits, &mut out.soft);
         let collected = self.pipe.collect(|packed, status| {
             for (i, &st) in status.iter().enumerate() {
                 let it = st & 0xffff;
@@ -279,7 +304,10 @@ impl<T: Llr> BatchDecoder<T> for GpuTurbo<T> {
                 anyhow::ensure!((1..=iterations).contains(&it), "code block {i} of the batch was not decoded (status word {st:#x})");
                 reports.push(UnitReport { bits: k, iterations: it, check: crc.then_some((st >> 17) & 1 == 1), consumed: n });
             }
+            // The packed bits of every block, then (TSOFT) the soft outputs.
+            let (packed, llrs) = packed.split_at(status.len() * words);
             par_unpack(bits, packed, k, words);
+            soft.extend(llrs.iter().map(|&w| f32::from_bits(w)));
             Ok(())
         });
         if !collected.map_err(device_error)? {
@@ -293,14 +321,19 @@ impl<T: Llr> BatchDecoder<T> for GpuTurbo<T> {
         self.pipe.in_flight()
     }
 
+    fn gives_soft(&self) -> bool {
+        self.soft
+    }
+
     fn describe(&self) -> String {
         let (major, minor) = self.device.compute_capability;
         let g = &self.geometry;
         format!(
-            "gpu {} ({}, sm_{major}{minor}, {} LLRs, {}, {} regs, {} sub-blocks resident, {} blocks/batch, {} slots, {} host threads), {}, {}",
+            "gpu {} ({}, sm_{major}{minor}, {} LLRs{}, {}, {} regs, {} sub-blocks resident, {} blocks/batch, {} slots, {} host threads), {}, {}",
             self.device.index,
             self.device.name,
             T::NAME,
+            if self.soft { ", soft output" } else { "" },
             match self.fused {
                 Some(smem) => format!(
                     "fused: one CTA of {} threads per code block, one per sub-block, α checkpoints every {} stages in {} memory, stage rows in {} memory, {smem} B shared",
@@ -344,15 +377,15 @@ impl<T: Llr> GpuBench<T> for GpuTurbo<T> {
 /// (16-bit metrics are the CPU's: `gpu` then fails, `auto` says why). LLRs
 /// are divided by `input_scale` either way. With `auto_split`, the GPU
 /// decodes `cfg` split as [`DecoderConfig::with_gpu_split`] says, the CPU
-/// `cfg` as it is.
+/// `cfg` as it is. With `soft`, either also gives the a-posteriori LLRs.
 ///
 /// # Example
 /// ```
 /// use gpufec::codes::turbo::{DecoderConfig, TurboCode, decoder::Precision};
 /// use gpufec::gpu::{Backend, BackendOptions, turbo_decoder};
 /// let options = BackendOptions { backend: Backend::Cpu, cpu_threads: 1, ..Default::default() };
-/// let (dec, choice) = turbo_decoder::<f32>(TurboCode::lte(40)?, DecoderConfig::default(), 1.0, Precision::I16, false, &options)?;
-/// assert!(dec.describe().starts_with("cpu") && !choice.gpu);
+/// let (dec, choice) = turbo_decoder::<f32>(TurboCode::lte(40)?, DecoderConfig::default(), 1.0, Precision::I16, false, true, &options)?;
+/// assert!(dec.describe().starts_with("cpu") && dec.gives_soft() && !choice.gpu);
 /// # anyhow::Ok(())
 /// ```
 pub fn turbo_decoder<T: Llr>(
@@ -361,15 +394,17 @@ pub fn turbo_decoder<T: Llr>(
     input_scale: f32,
     precision: Precision,
     auto_split: bool,
+    soft: bool,
     options: &BackendOptions,
 ) -> anyhow::Result<(Box<dyn BatchDecoder<T>>, Choice)> {
     let gpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
         anyhow::ensure!(precision == Precision::F32, "16-bit metrics are the CPU decoder's; the GPU decodes in f32");
         let cfg = if auto_split { cfg.with_gpu_split(code.k()) } else { cfg };
-        Ok(Box::new(GpuTurbo::<T>::new(code.clone(), cfg, input_scale, &options.pipeline)?))
+        Ok(Box::new(GpuTurbo::<T>::with_options(code.clone(), cfg, input_scale, &options.pipeline, &GpuTurboOptions { soft_output: soft })?))
     };
     let cpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
-        Ok(Box::new(CpuTurbo::<T>::new(code.clone(), cfg, input_scale, options.cpu_threads)?.with_precision(precision)?))
+        let dec = CpuTurbo::<T>::new(code.clone(), cfg, input_scale, options.cpu_threads)?.with_precision(precision)?;
+        Ok(Box::new(if soft { dec.with_soft_output() } else { dec }))
     };
     select(options.backend, gpu, cpu)
 }
