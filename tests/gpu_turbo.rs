@@ -428,7 +428,7 @@ fn compare_soft<T: Llr>(case: &Case, llrs: &[T], scale: f32) -> Result<f64, Stri
     let name = format!("soft {} {}", case.name(), T::NAME);
     let mut cpu = CpuTurbo::<T>::new(code.clone(), case.cfg, scale, 0).unwrap().with_precision(Precision::F32).unwrap().with_soft_output();
     let pipeline = PipelineOptions { batch_units: case.batch_units, poison: Some(0xa5), ..Default::default() };
-    let mut gpu = GpuTurbo::<T>::with_options(code.clone(), case.cfg, scale, &pipeline, &GpuTurboOptions { soft_output: true }).map_err(|e| format!("{name}: {e:#}"))?;
+    let mut gpu = GpuTurbo::<T>::with_options(code.clone(), case.cfg, scale, &pipeline, &GpuTurboOptions { soft_output: true, ..Default::default() }).map_err(|e| format!("{name}: {e:#}"))?;
     if !gpu.gives_soft() || !gpu.describe().contains("soft output") {
         return Err(format!("{name}: the decoder does not say it gives soft output: {}", gpu.describe()));
     }
@@ -507,4 +507,84 @@ fn soft_output_from_either_backend() {
     for case in soft_cases() {
         compile_turbo_kernel(&case.code(), &case.cfg, true, "sm_90").unwrap_or_else(|e| panic!("{}: {e:#}", case.name()));
     }
+}
+
+/// Transport blocks decoded on the GPU with their code blocks de-rate-matched
+/// on load give what the host's de-rate-matching gives to the GPU and to the
+/// CPU model: the same bits and reports (iterations, CRC24A), bit for bit.
+/// Rates from 1/5 (repetition) to 3/4, every rv, filler, two code block sizes
+/// with E and E + 1 bits, i8 and f32 LLRs at Eb/N0 where some transport blocks
+/// fail, inner batches small enough to split, poisoned outputs.
+#[test]
+fn gpu_dematching_on_load_is_the_hosts() {
+    if !have_gpu("gpu_dematching_on_load_is_the_hosts") {
+        return;
+    }
+    use gpufec::codes::turbo::{TransportBlock, TransportEncoder};
+    let pivi = DecoderConfig { early_stop: EarlyStop::Crc24B, subblocks: 16, guard: Guard::PiviDstw, window: 8, ..Default::default() };
+    let linear = DecoderConfig { max_star: MaxStar::Linear, scaling: 1.0, iterations: 6, early_stop: EarlyStop::Stable, subblocks: 8, guard: Guard::Pivi, window: 0 };
+    // (A, G, rv, Eb/N0 dB, configuration, transport blocks)
+    let cases = [
+        // g = 4 < the 8-stage sub-blocks of K = 128, P = 16: with g equal to
+        // a sub-block's length the β that PIVIDSTW carries (at stage g of the
+        // sub-block) is never written, by the CPU model or the kernels, which
+        // then read whatever their edge buffers held (a known gap).
+        (100, 400, 1, 2.0, DecoderConfig { early_stop: EarlyStop::Crc24A, window: 4, ..pivi }, 24),
+        (6000, 30000, 2, -0.6, linear, 6),
+        (20000, 40001, 0, 1.2, pivi, 5),
+        (30000, 40000, 0, 2.6, pivi, 5),
+        (14000, 28000, 3, 1.4, linear, 5),
+    ];
+    let errs: Vec<String> = std::thread::scope(|s| {
+        let jobs: Vec<_> = cases
+            .iter()
+            .enumerate()
+            .map(|(i, &(a, g, rv, ebn0, cfg, count))| {
+                s.spawn(move || {
+                    let tb = TransportBlock::new(a, g, rv).unwrap();
+                    let mut r = SmallRng::seed_from_u64(500 + i as u64);
+                    let bits: Vec<u8> = (0..count * a).map(|_| r.random_range(0..2u8)).collect();
+                    let mut coded = Vec::new();
+                    TransportEncoder::new(tb.clone()).encode(&bits, &mut coded).unwrap();
+                    let rate = a as f64 / g as f64;
+                    let mut f = Vec::new();
+                    BpskAwgn::new(ebn0, rate, r.random()).unwrap().transmit(&coded, &mut f).unwrap();
+                    let q = Quantizer::matched(noise_variance(ebn0, rate).unwrap()).unwrap();
+                    let mut i8s = Vec::new();
+                    q.quantize(&f, &mut i8s).unwrap();
+                    let name = format!("A={a} G={g} rv {rv} [{}] at {ebn0} dB", cfg.describe());
+                    let mut errs = compare_dematching(&tb, cfg, &f, 1.0, &name);
+                    errs.extend(compare_dematching(&tb, cfg, &i8s, q.scale(), &name));
+                    errs
+                })
+            })
+            .collect();
+        jobs.into_iter().flat_map(|j| j.join().unwrap()).collect()
+    });
+    assert!(errs.is_empty(), "{}", errs.join("\n"));
+}
+
+/// Decode `llrs` (transport blocks of `tb`) on the CPU, and on the GPU with
+/// the host's and the on-load de-rate-matching; the differences.
+fn compare_dematching<T: Llr>(tb: &gpufec::codes::turbo::TransportBlock, cfg: DecoderConfig, llrs: &[T], scale: f32, name: &str) -> Vec<String> {
+    use gpufec::gpu::{Dematching, transport_decoder};
+    let options = |backend| BackendOptions { backend, cpu_threads: 0, pipeline: PipelineOptions { batch_units: 3, poison: Some(0xa5), ..Default::default() } };
+    let decode = |backend, dematching| {
+        let (mut dec, _) = transport_decoder::<T>(tb, cfg, scale, Precision::F32, false, dematching, &options(backend)).unwrap();
+        let mut out = Decoded::default();
+        dec.decode(&Batch::uniform(llrs, tb.g()).unwrap(), &mut out).unwrap();
+        (out, dec.describe())
+    };
+    let (want, _) = decode(Backend::Cpu, Dematching::Host);
+    let fails = want.reports.iter().filter(|r| r.check == Some(false)).count();
+    say(&format!("{name} {}: {} of {} transport blocks fail their CRC24A on the CPU", T::NAME, fails, want.reports.len()));
+    let mut errs = Vec::new();
+    for dematching in [Dematching::Host, Dematching::OnLoad] {
+        let (got, describe) = decode(Backend::Gpu, dematching);
+        if got.bits != want.bits || got.reports != want.reports {
+            let differ = got.bits.iter().zip(&want.bits).filter(|(a, b)| a != b).count();
+            errs.push(format!("{name} {} {dematching:?}: {differ} bits differ; reports GPU {:?} CPU {:?} ({describe})", T::NAME, got.reports, want.reports));
+        }
+    }
+    errs
 }
