@@ -35,6 +35,7 @@
 //   flags[2][b]        done (stopped; later launches skip the block), changed
 //                      (a decision differs from the previous iteration's);
 //   out[b][W]          decisions packed 32 per word, least significant bit first;
+//                      with TSOFT followed by soft[b][K], f32 a-posteriori LLRs;
 //   status[b]          iterations | 1 << 16 (a CRC was checked) | ok << 17.
 //
 // Parameters (-D): TK (K), TM (memory m), TP (sub-blocks), TG (training window),
@@ -48,6 +49,10 @@
 // TFNT (threads of its CTA), TSEG (stages between α checkpoints),
 // FROWS_GLOBAL (stage rows in global rather than shared memory), FCK_GLOBAL
 // (α checkpoints likewise), FCVT_MAGIC (i8 to float by integer arithmetic).
+// TSOFT (0 or 1): also write each bit's a-posteriori LLR of the last
+// iteration, (sys + la) + le of decoder 1 (group.rs `app`), as f32 in
+// natural order after the packed bits: soft[b][K] at out + B·W. A switch at
+// compile time, so that the kernels without it are unchanged.
 #include "common.cuh"
 
 namespace turbo {
@@ -148,7 +153,7 @@ __device__ __forceinline__ int clamp_stage(int kk) { return kk < 0 ? 0 : (kk >= 
 template <int C>
 __device__ __forceinline__ void siso(u32 blocks, int it, const float2* __restrict__ sp, float* __restrict__ la,
                                      const u32* __restrict__ perm, const u32* __restrict__ inv, float* __restrict__ alpha_g,
-                                     float* __restrict__ edges, u8* __restrict__ hard, u32* __restrict__ flags, float scale) {
+                                     float* __restrict__ edges, u8* __restrict__ hard, u32* __restrict__ flags, float scale, u32* __restrict__ out) {
     const int s = threadIdx.x % S;
     const u32 task = blockIdx.x * TPC + threadIdx.x / S;
     const bool exists = task < blocks * P;
@@ -233,7 +238,12 @@ __device__ __forceinline__ void siso(u32 blocks, int it, const float2* __restric
                 } else {
                     const u32 to = perm[kk];
                     la[(size_t)blk * K + to] = __fmul_rn(scale, le);
-                    const u8 bit = __fadd_rn(__fadd_rn(v.x, lak), le) < 0.0f;
+                    const float app = __fadd_rn(__fadd_rn(v.x, lak), le);
+#if TSOFT
+                    // Every iteration's, until the block stops: the last stays.
+                    ((float*)(out + (size_t)blocks * W))[(size_t)blk * K + to] = app;
+#endif
+                    const u8 bit = app < 0.0f;
                     u8* h = hard + (size_t)blk * K + to;
                     if (*h != bit) flags[blocks + blk] = 1;
                     *h = bit;
@@ -315,13 +325,13 @@ __device__ u32 xpow(u32 n) {
 using namespace turbo;
 
 extern "C" __global__ void __launch_bounds__(NT) turbo_siso0(u32 blocks, int it, const float2* sp, float* la, const u32* perm, const u32* inv,
-                                                            float* alpha, float* edges, u8* hard, u32* flags, float scale) {
-    siso<0>(blocks, it, sp, la, perm, inv, alpha, edges, hard, flags, scale);
+                                                            float* alpha, float* edges, u8* hard, u32* flags, float scale, u32* out) {
+    siso<0>(blocks, it, sp, la, perm, inv, alpha, edges, hard, flags, scale, out);
 }
 
 extern "C" __global__ void __launch_bounds__(NT) turbo_siso1(u32 blocks, int it, const float2* sp, float* la, const u32* perm, const u32* inv,
-                                                            float* alpha, float* edges, u8* hard, u32* flags, float scale) {
-    siso<1>(blocks, it, sp, la, perm, inv, alpha, edges, hard, flags, scale);
+                                                            float* alpha, float* edges, u8* hard, u32* flags, float scale, u32* out) {
+    siso<1>(blocks, it, sp, la, perm, inv, alpha, edges, hard, flags, scale, out);
 }
 
 extern "C" __global__ void turbo_load_i8(const i8* in, u64 pitch, u32 blocks, float inv_scale, const u32* perm, float2* sp, float* la, u32* flags) {
@@ -330,6 +340,49 @@ extern "C" __global__ void turbo_load_i8(const i8* in, u64 pitch, u32 blocks, fl
 
 extern "C" __global__ void turbo_load_f32(const float* in, u64 pitch, u32 blocks, float inv_scale, const u32* perm, float2* sp, float* la, u32* flags) {
     load(in, pitch, blocks, inv_scale, perm, sp, la, flags);
+}
+
+// De-rate-matching on load (rate_match.rs `combine`, transport.rs
+// `dematch`): unit b of the staged input (`pitch` bytes each, a multiple of
+// 4, so that the format word is aligned) holds its
+// format f (a u32) and then its E_f rate-matched LLRs of type L; each
+// position j of its 3K + 4M layout (f32, `out`, one unit per block) gets the
+// sum, in the order they were sent, of the LLRs sent from it: those at
+// first = first[f][j], first + period_f, ... below E_f (none for RM_NONE),
+// from +0 with rounded additions as the host adds them; `known` for the
+// known zeros (RM_KNOWN). table: (E_f, period_f) for every format, then each
+// format's first[3K + 4M]. One CTA per block.
+constexpr u32 RM_NONE = 0xffffffffu, RM_KNOWN = 0xfffffffeu;
+constexpr int LAYOUT = 3 * K + 4 * M;
+template <typename L>
+__device__ __forceinline__ void dematch(const unsigned char* __restrict__ in, u64 pitch, u32 blocks, const u32* __restrict__ table, u32 formats, float known,
+                                        float* __restrict__ out) {
+    const u32 blk = blockIdx.x;
+    if (blk >= blocks) return;
+    const unsigned char* unit = in + blk * pitch;
+    const u32 f = *(const u32*)unit;
+    const L* llr = (const L*)(unit + 4);
+    const u32 e_end = table[2 * f], period = table[2 * f + 1];
+    const u32* first = table + 2 * formats + (size_t)f * LAYOUT;
+    float* o = out + (size_t)blk * LAYOUT;
+    for (int j = threadIdx.x; j < LAYOUT; j += blockDim.x) {
+        const u32 t = first[j];
+        float v = 0.0f;
+        if (t == RM_KNOWN) {
+            v = known;
+        } else {
+            for (u32 e = t; e < e_end; e += period) v = __fadd_rn(v, (float)llr[e]);
+        }
+        o[j] = v;
+    }
+}
+
+extern "C" __global__ void turbo_dematch_i8(const unsigned char* in, u64 pitch, u32 blocks, const u32* table, u32 formats, float known, float* out) {
+    dematch<i8>(in, pitch, blocks, table, formats, known, out);
+}
+
+extern "C" __global__ void turbo_dematch_f32(const unsigned char* in, u64 pitch, u32 blocks, const u32* table, u32 formats, float known, float* out) {
+    dematch<float>(in, pitch, blocks, table, formats, known, out);
 }
 
 // After iteration `it` (group.rs): stop a block when its criterion holds or
@@ -526,7 +579,13 @@ struct Fused {
     float* ck;
     u32* hb;
     int* misc;  // [0] changed, [2..] CRC partials
-    __device__ Fused(unsigned char* base, void* rows, float* ckg, u32 blk) {
+#if TSOFT
+    float* soft;  // this block's a-posteriori LLRs in global memory, natural order
+#endif
+    __device__ Fused(unsigned char* base, void* rows, float* ckg, u32 blk, float* soft_out) {
+#if TSOFT
+        soft = soft_out + (size_t)blk * K;
+#endif
         x = (float*)base;
 #if FCK_GLOBAL
         // This block's checkpoints in global memory, written and read back
@@ -745,7 +804,12 @@ __device__ __forceinline__ void fused_run(const Fused<L>& f, int c, int p, int i
             f.x[px(xi)] = __fmul_rn(scale, le);
             if (c == 1) {
                 // A changed decision flips its bit: one XOR, whichever way.
-                const u32 flip = (__fadd_rn(in.sl, le) < 0.0f) ^ old;
+                const float app = __fadd_rn(in.sl, le);
+#if TSOFT
+                // Every iteration's, until the block stops: the last stays.
+                f.soft[xi] = app;
+#endif
+                const u32 flip = (app < 0.0f) ^ old;
                 changed |= flip != 0;
                 if (flip) atomicXor(&f.hb[xi >> 5], 1u << (xi & 31));
             }
@@ -831,7 +895,7 @@ __device__ __forceinline__ void fused(const L* __restrict__ in, u64 pitch, u32 b
                                       float* __restrict__ edges, u32* __restrict__ out, u32* __restrict__ status, float scale) {
     extern __shared__ __align__(16) unsigned char fsm[];
     const u32 blk = blockIdx.x;
-    const Fused<L> f(fsm, rows, ckg, blk);
+    const Fused<L> f(fsm, rows, ckg, blk, (float*)(out + (size_t)blocks * W));
     if (blk >= blocks) return;
     const L* u = in + blk * pitch;
     // Load: the systematic LLRs and every stage's parity LLR of both

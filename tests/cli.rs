@@ -367,7 +367,8 @@ fn turbo_commands_run_and_refuse_bad_values() {
         (&["--tbs", "100", "--rv", "4"], &["rv 4"]),
         (&["--tbs", "1e9"], &["--tbs", "above"]),
         (&["--block", "40", "--tbs", "100"], &["--block and --tbs"]),
-        (&["--coded", "100"], &["--coded and --rv apply to transport blocks"]),
+        (&["--coded", "100"], &["--coded, --rv and --dematch apply to transport blocks"]),
+        (&["--dematch", "host"], &["--coded, --rv and --dematch apply to transport blocks"]),
         (&["--tbs", "100", "--coded", "0"], &["G = 0", "at least one bit"]),
         (&["--precision", "i16", "--algorithm", "log-map"], &["--precision i16", "max-log-MAP only"]),
         (&["--polys", ""], &["--polys", "two octal polynomials"]),
@@ -384,7 +385,9 @@ fn turbo_commands_run_and_refuse_bad_values() {
     }
     fails(&["bench", "turbo", "--ebn0", "100"], &["--ebn0", "100 dB"]);
     fails(&["bench", "turbo", "--llr", "i8", "--backend", "cpu"], &["--llr i8", "f32"]);
-    fails(&["bench", "turbo", "--tbs", "1000"], &["--tbs", "code blocks"]);
+    // Transport blocks end to end (on the CPU: de-rate-matched on the host, whatever --dematch says).
+    let out = ok(&["bench", "turbo", "--tbs", "1000", "--coded", "2100", "--dematch", "on-load", "--iterations", "2", "--bits", "1e4", "--seconds", "0", "--threads", "1"]);
+    assert!(out.contains("de-rate-matched on the host") && out.contains("end to end") && out.contains("Mb/s"), "{out}");
     // A code of your own: memory 4, an interleaver from a file.
     let dir = std::env::temp_dir().join(format!("gpufec-cli-interleaver-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

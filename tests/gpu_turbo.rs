@@ -7,7 +7,9 @@
 //! from block to block) and partial batches; output buffers are poisoned
 //! before every kernel. Exact log-MAP rounds differently on the device
 //! (`expf`, `log1pf`), so there only a tiny fraction of bits may differ.
-//! Bad input and bad configurations fail with clear errors.
+//! The soft output (the a-posteriori LLRs) is the CPU model's bit for bit
+//! too, with its iterations and bits, on the fused and the per-half-iteration
+//! kernels. Bad input and bad configurations fail with clear errors.
 //!
 //! These tests need a GPU. Without one they say `SKIPPED <name>` and pass,
 //! unless `GPUFEC_REQUIRE_GPU=1`, which makes a missing GPU a failure. The
@@ -19,9 +21,10 @@ use gpufec::codes::channel::{BpskAwgn, Channel, Quantizer, noise_variance};
 use gpufec::codes::encode::Encoder;
 use gpufec::codes::turbo::crc::{CRC24A, CRC24B};
 use gpufec::codes::turbo::qpp::{Interleaver, Qpp};
+use gpufec::codes::turbo::decoder::Precision;
 use gpufec::codes::turbo::{CpuTurbo, DecoderConfig, EarlyStop, Guard, MaxStar, Rsc, TurboCode, TurboEncoder};
 use gpufec::codes::{Batch, BatchDecoder, Decoded, Llr, UnitSpan};
-use gpufec::gpu::{GpuTurbo, PipelineOptions, compile_turbo_kernel};
+use gpufec::gpu::{Backend, BackendOptions, GpuTurbo, GpuTurboOptions, PipelineOptions, compile_turbo_kernel, turbo_decoder};
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 
 /// Whether the GPU tests can run; reports the skip by name otherwise.
@@ -186,9 +189,12 @@ fn compare<T: Llr>(case: &Case, llrs: &[T], scale: f32) -> Result<usize, String>
     Ok(0)
 }
 
-/// Run `cases` in parallel (NVRTC takes seconds per configuration), f32 and
-/// i8 LLRs each; the failures, and a line of statistics per case.
-fn run_cases(cases: &[Case]) -> (Vec<String>, Vec<String>) {
+/// Run `job` on every case in parallel (NVRTC takes seconds per
+/// configuration), given the case's code and its channel's f32 and i8 LLRs
+/// (seeded from `seed` and the case's place) with the i8 scale; each job's
+/// failures and its line of statistics, all together.
+fn each_case(cases: &[Case], seed: u64, job: impl Fn(&Case, &TurboCode, &[f32], &[i8], f32) -> (Vec<String>, String) + Sync) -> (Vec<String>, Vec<String>) {
+    let job = &job;
     std::thread::scope(|s| {
         let jobs: Vec<_> = cases
             .iter()
@@ -196,25 +202,8 @@ fn run_cases(cases: &[Case]) -> (Vec<String>, Vec<String>) {
             .map(|(i, case)| {
                 s.spawn(move || {
                     let code = case.code();
-                    let (f, q, scale) = channel(case, &code, 7000 + i as u64);
-                    let mut errs = Vec::new();
-                    let mut differ = [0; 2];
-                    match compare::<f32>(case, &f, 1.0) {
-                        Ok(d) => differ[0] = d,
-                        Err(e) => errs.push(e),
-                    }
-                    match compare::<i8>(case, &q, scale) {
-                        Ok(d) => differ[1] = d,
-                        Err(e) => errs.push(e),
-                    }
-                    // How varied the case was: iterations the CPU spent per block.
-                    let mut cpu = CpuTurbo::<f32>::new(code.clone(), case.cfg, 1.0, 0).unwrap();
-                    let mut d = Decoded::default();
-                    cpu.decode(&Batch::uniform(&f, code.coded_len()).unwrap(), &mut d).unwrap();
-                    let (lo, hi) = d.reports.iter().fold((u32::MAX, 0), |(lo, hi), r| (lo.min(r.iterations), hi.max(r.iterations)));
-                    let fails = d.reports.iter().filter(|r| r.check == Some(false)).count();
-                    let stat = format!("{}: iterations {lo}..{hi}, {fails} CRC failures, differing bits f32 {} i8 {}", case.name(), differ[0], differ[1]);
-                    (errs, stat)
+                    let (f, q, scale) = channel(case, &code, seed + i as u64);
+                    job(case, &code, &f, &q, scale)
                 })
             })
             .collect();
@@ -225,6 +214,30 @@ fn run_cases(cases: &[Case]) -> (Vec<String>, Vec<String>) {
             stats.push(s);
         }
         (errs, stats)
+    })
+}
+
+/// Compare every case's bits, f32 and i8 LLRs each; the failures, and a
+/// line of statistics per case.
+fn run_cases(cases: &[Case]) -> (Vec<String>, Vec<String>) {
+    each_case(cases, 7000, |case, code, f, q, scale| {
+        let mut errs = Vec::new();
+        let mut differ = [0; 2];
+        match compare::<f32>(case, f, 1.0) {
+            Ok(d) => differ[0] = d,
+            Err(e) => errs.push(e),
+        }
+        match compare::<i8>(case, q, scale) {
+            Ok(d) => differ[1] = d,
+            Err(e) => errs.push(e),
+        }
+        // How varied the case was: iterations the CPU spent per block.
+        let mut cpu = CpuTurbo::<f32>::new(code.clone(), case.cfg, 1.0, 0).unwrap();
+        let mut d = Decoded::default();
+        cpu.decode(&Batch::uniform(f, code.coded_len()).unwrap(), &mut d).unwrap();
+        let (lo, hi) = d.reports.iter().fold((u32::MAX, 0), |(lo, hi), r| (lo.min(r.iterations), hi.max(r.iterations)));
+        let fails = d.reports.iter().filter(|r| r.check == Some(false)).count();
+        (errs, format!("{}: iterations {lo}..{hi}, {fails} CRC failures, differing bits f32 {} i8 {}", case.name(), differ[0], differ[1]))
     })
 }
 
@@ -365,11 +378,213 @@ fn every_kernel_configuration_compiles_for_sm_90() {
             .map(|(k, rsc, cfg)| {
                 s.spawn(move || {
                     let code = TurboCode::new(Rsc::from_octal(rsc.0, rsc.1).unwrap(), &Interleaver::Qpp(Qpp::lte(*k).unwrap())).unwrap();
-                    compile_turbo_kernel(&code, cfg, "sm_90").err().map(|e| format!("K={k} {rsc:?} {}: {e:#}", cfg.describe()))
+                    compile_turbo_kernel(&code, cfg, false, "sm_90").err().map(|e| format!("K={k} {rsc:?} {}: {e:#}", cfg.describe()))
                 })
             })
             .collect();
         jobs.into_iter().filter_map(|j| j.join().unwrap()).collect()
     });
     assert!(errs.is_empty(), "{}", errs.join("\n"));
+}
+
+/// The soft-output cases: K = 40, 1024 and 6144; the GPU's default split,
+/// PIVI, PIVIDSTW and the serial decoder (at K = 6144 the per-half-iteration
+/// kernels: a CTA cannot hold the block); max-log-MAP scaled and not, the
+/// linear log-MAP, and exact log-MAP last; every early stop, at low Eb/N0
+/// where blocks stop after different numbers of iterations.
+fn soft_cases() -> Vec<Case> {
+    let c = |k: usize, cfg: DecoderConfig, ebn0_db| {
+        cfg.validate(k).unwrap();
+        let blocks = (60_000 / k).clamp(4, 40);
+        Case { k, rsc: LTE, cfg, ebn0_db, blocks, batch_units: blocks / 3 + 1 }
+    };
+    let d = |max_star, scaling, iterations, early_stop, subblocks, guard, window| DecoderConfig { max_star, scaling, iterations, early_stop, subblocks, guard, window };
+    vec![
+        c(40, d(MaxStar::Max, 0.75, 8, EarlyStop::Stable, 1, Guard::None, 0), 2.0),
+        c(40, d(MaxStar::Linear, 1.0, 6, EarlyStop::Never, 8, Guard::PiviDstw, 4), 2.5),
+        c(1024, DecoderConfig { scaling: 1.0, early_stop: EarlyStop::Crc24B, ..DecoderConfig::default() }.with_gpu_split(1024), 0.8),
+        c(1024, d(MaxStar::Linear, 0.75, 8, EarlyStop::Stable, 16, Guard::PiviDstw, 8), 0.8),
+        c(6144, DecoderConfig { iterations: 6, ..DecoderConfig::default() }.with_gpu_split(6144), 0.6),
+        c(6144, d(MaxStar::Max, 1.0, 8, EarlyStop::Stable, 96, Guard::Pivi, 0), 0.6),
+        c(6144, d(MaxStar::Max, 0.75, 4, EarlyStop::Never, 1, Guard::None, 0), 0.5),
+        c(6144, d(MaxStar::Linear, 1.0, 6, EarlyStop::Crc24B, 128, Guard::PiviDstw, 6), 0.5),
+        c(1024, d(MaxStar::Exact, 1.0, 6, EarlyStop::Never, 8, Guard::PiviDstw, 4), 0.6),
+    ]
+}
+
+/// Decode `llrs` with soft output on the CPU model (f32 metrics, what the
+/// GPU computes) and on the GPU, and compare. For max-log-MAP and the linear
+/// log-MAP everything must be equal: bits, reports and every soft output bit
+/// for bit (`to_bits`), since the a-posteriori LLR is (sys + la) + le from
+/// the very operands whose sign gives the equal decision, with the same two
+/// rounded additions; a tolerance would only hide a wrong order of
+/// operations. For exact log-MAP (`expf`, `log1pf` round differently on
+/// the device) at most one bit in a thousand may differ and 99 % of the soft
+/// outputs must agree within 1e-3·max(1, |cpu|): the drift of a few ulps per
+/// max* through six iterations, not a different algorithm. Returns the worst
+/// relative difference.
+fn compare_soft<T: Llr>(case: &Case, llrs: &[T], scale: f32) -> Result<f64, String> {
+    let code = case.code();
+    let name = format!("soft {} {}", case.name(), T::NAME);
+    let mut cpu = CpuTurbo::<T>::new(code.clone(), case.cfg, scale, 0).unwrap().with_precision(Precision::F32).unwrap().with_soft_output();
+    let pipeline = PipelineOptions { batch_units: case.batch_units, poison: Some(0xa5), ..Default::default() };
+    let mut gpu = GpuTurbo::<T>::with_options(code.clone(), case.cfg, scale, &pipeline, &GpuTurboOptions { soft_output: true, ..Default::default() }).map_err(|e| format!("{name}: {e:#}"))?;
+    if !gpu.gives_soft() || !gpu.describe().contains("soft output") {
+        return Err(format!("{name}: the decoder does not say it gives soft output: {}", gpu.describe()));
+    }
+    let batch = Batch::uniform(llrs, code.coded_len()).unwrap();
+    let (mut want, mut got) = (Decoded::default(), Decoded::default());
+    cpu.decode(&batch, &mut want).unwrap();
+    gpu.decode(&batch, &mut got).map_err(|e| format!("{name}: {e:#}"))?;
+    let n = case.blocks * case.k;
+    if (got.bits.len(), got.soft.len(), got.reports.len()) != (n, n, case.blocks) || want.soft.len() != n {
+        return Err(format!("{name}: GPU {} bits, {} soft, {} reports; CPU {} soft; want {n}, {n}, {}", got.bits.len(), got.soft.len(), got.reports.len(), want.soft.len(), case.blocks));
+    }
+    let rel = |i: usize| f64::from((got.soft[i] - want.soft[i]).abs()) / f64::from(want.soft[i].abs()).max(1.0);
+    let worst = (0..n).map(rel).fold(0.0, f64::max);
+    if case.cfg.max_star == MaxStar::Exact {
+        let bits = got.bits.iter().zip(&want.bits).filter(|(a, b)| a != b).count();
+        let far = (0..n).filter(|&i| rel(i) > 1e-3 || rel(i).is_nan()).count();
+        return if bits * 1000 <= n && far * 100 <= n { Ok(worst) } else { Err(format!("{name}: {bits} bits differ, {far} of {n} soft outputs beyond 1e-3")) };
+    }
+    if let Some(i) = (0..n).find(|&i| got.bits[i] != want.bits[i]) {
+        return Err(format!("{name} ({}): bit {i} is {} on the GPU, {} on the CPU", gpu.describe(), got.bits[i], want.bits[i]));
+    }
+    if let Some(u) = (0..case.blocks).find(|&u| got.reports[u] != want.reports[u]) {
+        return Err(format!("{name}: block {u} reports {:?} on the GPU, {:?} on the CPU", got.reports[u], want.reports[u]));
+    }
+    if let Some(i) = (0..n).find(|&i| got.soft[i].to_bits() != want.soft[i].to_bits()) {
+        let differ = (0..n).filter(|&i| got.soft[i].to_bits() != want.soft[i].to_bits()).count();
+        return Err(format!("{name} ({}): soft output {i} (block {}) is {:e} on the GPU, {:e} on the CPU; {differ} differ, worst relative {worst:e}", gpu.describe(), i / case.k, got.soft[i], want.soft[i]));
+    }
+    Ok(worst)
+}
+
+#[test]
+fn gpu_soft_output_is_the_cpu_models() {
+    if !have_gpu("gpu_soft_output_is_the_cpu_models") {
+        return;
+    }
+    let cases = soft_cases();
+    let t = std::time::Instant::now();
+    let (errs, stats) = each_case(&cases, 9100, |case, _, f, q, scale| {
+        let (a, b) = (compare_soft::<f32>(case, f, 1.0), compare_soft::<i8>(case, q, scale));
+        let stat = format!("{}: worst relative soft difference f32 {:?} i8 {:?}", case.name(), a.as_ref().ok(), b.as_ref().ok());
+        ([a.err(), b.err()].into_iter().flatten().collect(), stat)
+    });
+    for s in &stats {
+        say(s);
+    }
+    say(&format!("{} soft-output cases, f32 and i8, in {:.1} s", cases.len(), t.elapsed().as_secs_f64()));
+    assert!(errs.is_empty(), "{} of {} soft decoders differ from the CPU model:\n{}", errs.len(), 2 * cases.len(), errs.join("\n"));
+}
+
+/// Soft output is an option of either backend: `auto` gives it from
+/// whichever decoder it chose (the CPU's without a GPU), `gpu` from the GPU
+/// or fails saying why there is none; and the kernels with it compile for
+/// sm_90 (with NVRTC alone).
+#[test]
+fn soft_output_from_either_backend() {
+    let code = TurboCode::lte(1024).unwrap();
+    let cfg = DecoderConfig::default();
+    let options = |backend| BackendOptions { backend, cpu_threads: 1, pipeline: PipelineOptions { batch_units: 4, ..Default::default() } };
+    let (dec, choice) = turbo_decoder::<f32>(code.clone(), cfg, 1.0, Precision::F32, true, true, &options(Backend::Auto)).unwrap();
+    assert!(dec.gives_soft(), "{}", dec.describe());
+    let (plain, _) = turbo_decoder::<f32>(code.clone(), cfg, 1.0, Precision::F32, true, false, &options(Backend::Auto)).unwrap();
+    assert!(!plain.gives_soft(), "{}", plain.describe());
+    match turbo_decoder::<f32>(code.clone(), cfg, 1.0, Precision::F32, true, true, &options(Backend::Gpu)) {
+        Ok((dec, _)) => assert!(choice.gpu && dec.gives_soft() && dec.describe().contains("soft output"), "{}", dec.describe()),
+        // No GPU: `gpu` fails with the very reason `auto` fell back for.
+        Err(e) => assert_eq!(choice.why_not_gpu, Some(format!("{e:#}"))),
+    }
+    if let Err(e) = gpufec::gpu::nvrtc_available() {
+        if std::env::var("GPUFEC_REQUIRE_GPU").as_deref() == Ok("1") {
+            panic!("GPUFEC_REQUIRE_GPU=1 but {e:#}");
+        }
+        skipped("soft_output_from_either_backend (sm_90 compile)", &e);
+        return;
+    }
+    for case in soft_cases() {
+        compile_turbo_kernel(&case.code(), &case.cfg, true, "sm_90").unwrap_or_else(|e| panic!("{}: {e:#}", case.name()));
+    }
+}
+
+/// Transport blocks decoded on the GPU with their code blocks de-rate-matched
+/// on load give what the host's de-rate-matching gives to the GPU and to the
+/// CPU model: the same bits and reports (iterations, CRC24A), bit for bit.
+/// Rates from 1/5 (repetition) to 3/4, every rv, filler, two code block sizes
+/// with E and E + 1 bits, i8 and f32 LLRs at Eb/N0 where some transport blocks
+/// fail, inner batches small enough to split, poisoned outputs.
+#[test]
+fn gpu_dematching_on_load_is_the_hosts() {
+    if !have_gpu("gpu_dematching_on_load_is_the_hosts") {
+        return;
+    }
+    use gpufec::codes::turbo::{TransportBlock, TransportEncoder};
+    let pivi = DecoderConfig { early_stop: EarlyStop::Crc24B, subblocks: 16, guard: Guard::PiviDstw, window: 8, ..Default::default() };
+    let linear = DecoderConfig { max_star: MaxStar::Linear, scaling: 1.0, iterations: 6, early_stop: EarlyStop::Stable, subblocks: 8, guard: Guard::Pivi, window: 0 };
+    // (A, G, rv, Eb/N0 dB, configuration, transport blocks)
+    let cases = [
+        // g = 4 < the 8-stage sub-blocks of K = 128, P = 16: with g equal to
+        // a sub-block's length the β that PIVIDSTW carries (at stage g of the
+        // sub-block) is never written, by the CPU model or the kernels, which
+        // then read whatever their edge buffers held (a known gap).
+        (100, 400, 1, 2.0, DecoderConfig { early_stop: EarlyStop::Crc24A, window: 4, ..pivi }, 24),
+        (6000, 30000, 2, -0.6, linear, 6),
+        (20000, 40001, 0, 1.2, pivi, 5),
+        (30000, 40000, 0, 2.6, pivi, 5),
+        (14000, 28000, 3, 1.4, linear, 5),
+    ];
+    let errs: Vec<String> = std::thread::scope(|s| {
+        let jobs: Vec<_> = cases
+            .iter()
+            .enumerate()
+            .map(|(i, &(a, g, rv, ebn0, cfg, count))| {
+                s.spawn(move || {
+                    let tb = TransportBlock::new(a, g, rv).unwrap();
+                    let mut r = SmallRng::seed_from_u64(500 + i as u64);
+                    let bits: Vec<u8> = (0..count * a).map(|_| r.random_range(0..2u8)).collect();
+                    let mut coded = Vec::new();
+                    TransportEncoder::new(tb.clone()).encode(&bits, &mut coded).unwrap();
+                    let rate = a as f64 / g as f64;
+                    let mut f = Vec::new();
+                    BpskAwgn::new(ebn0, rate, r.random()).unwrap().transmit(&coded, &mut f).unwrap();
+                    let q = Quantizer::matched(noise_variance(ebn0, rate).unwrap()).unwrap();
+                    let mut i8s = Vec::new();
+                    q.quantize(&f, &mut i8s).unwrap();
+                    let name = format!("A={a} G={g} rv {rv} [{}] at {ebn0} dB", cfg.describe());
+                    let mut errs = compare_dematching(&tb, cfg, &f, 1.0, &name);
+                    errs.extend(compare_dematching(&tb, cfg, &i8s, q.scale(), &name));
+                    errs
+                })
+            })
+            .collect();
+        jobs.into_iter().flat_map(|j| j.join().unwrap()).collect()
+    });
+    assert!(errs.is_empty(), "{}", errs.join("\n"));
+}
+
+/// Decode `llrs` (transport blocks of `tb`) on the CPU, and on the GPU with
+/// the host's and the on-load de-rate-matching; the differences.
+fn compare_dematching<T: Llr>(tb: &gpufec::codes::turbo::TransportBlock, cfg: DecoderConfig, llrs: &[T], scale: f32, name: &str) -> Vec<String> {
+    use gpufec::gpu::{Dematching, transport_decoder};
+    let options = |backend| BackendOptions { backend, cpu_threads: 0, pipeline: PipelineOptions { batch_units: 3, poison: Some(0xa5), ..Default::default() } };
+    let decode = |backend, dematching| {
+        let (mut dec, _) = transport_decoder::<T>(tb, cfg, scale, Precision::F32, false, dematching, &options(backend)).unwrap();
+        let mut out = Decoded::default();
+        dec.decode(&Batch::uniform(llrs, tb.g()).unwrap(), &mut out).unwrap();
+        (out, dec.describe())
+    };
+    let (want, _) = decode(Backend::Cpu, Dematching::Host);
+    let fails = want.reports.iter().filter(|r| r.check == Some(false)).count();
+    say(&format!("{name} {}: {} of {} transport blocks fail their CRC24A on the CPU", T::NAME, fails, want.reports.len()));
+    let mut errs = Vec::new();
+    for dematching in [Dematching::Host, Dematching::OnLoad] {
+        let (got, describe) = decode(Backend::Gpu, dematching);
+        if got.bits != want.bits || got.reports != want.reports {
+            let differ = got.bits.iter().zip(&want.bits).filter(|(a, b)| a != b).count();
+            errs.push(format!("{name} {} {dematching:?}: {differ} bits differ; reports GPU {:?} CPU {:?} ({describe})", T::NAME, got.reports, want.reports));
+        }
+    }
+    errs
 }

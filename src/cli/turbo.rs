@@ -8,7 +8,7 @@ use super::curve::{CurveArgs, EBN0, run_curve};
 use super::grid::Grid;
 use crate::codes::decode::{Batch, BatchDecoder};
 use crate::codes::sim::Link;
-use crate::codes::turbo::{CpuTurbo, DecoderConfig, EarlyStop, Guard, MaxStar, TransportBlock, TransportDecoder, TransportLink, TurboCode, TurboEncoder, TurboLink};
+use crate::codes::turbo::{CpuTurbo, DecoderConfig, EarlyStop, Guard, MaxStar, TransportBlock, TransportLink, TurboCode, TurboEncoder, TurboLink};
 use crate::codes::channel::{BpskAwgn, Channel, Quantizer, noise_variance};
 use crate::codes::llr::{Llr, LlrType};
 use crate::codes::encode::Encoder;
@@ -16,7 +16,7 @@ use crate::gpu::bench::{copy_engine, end_to_end, host_floor, kernel_only};
 use crate::codes::turbo::decoder::Precision;
 use crate::codes::turbo::qpp::{Interleaver, Qpp};
 use crate::codes::turbo::Rsc;
-use crate::gpu::{Backend, BackendOptions, Choice, GpuTurbo, PipelineOptions, turbo_decoder};
+use crate::gpu::{Backend, BackendOptions, Choice, Dematching, GpuTurbo, PipelineOptions, transport_decoder, turbo_decoder};
 use std::cell::RefCell;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -59,6 +59,12 @@ pub struct TurboArgs {
     /// Redundancy version 0..=3 (with --tbs).
     #[arg(long, default_value_t = 0)]
     pub rv: u8,
+    /// Where the GPU decoder de-rate-matches a transport block's code blocks
+    /// (with --tbs): on-load (the received LLRs go to the GPU, which puts
+    /// them in place) or host (3K + 12 f32 LLRs per code block go). The CPU
+    /// decoder's are always de-rate-matched on the host.
+    #[arg(long)]
+    pub dematch: Option<Dematching>,
     /// Iterations at most (1..=64).
     #[arg(long, default_value = "8", value_parser = count_usize)]
     pub iterations: usize,
@@ -135,7 +141,7 @@ impl TurboArgs {
                 Sent::Transport(TransportBlock::new(a, g, self.rv).context("--tbs/--coded/--rv")?)
             }
             None => {
-                anyhow::ensure!(self.coded.is_none() && self.rv == 0, "--coded and --rv apply to transport blocks (--tbs)");
+                anyhow::ensure!(self.coded.is_none() && self.rv == 0 && self.dematch.is_none(), "--coded, --rv and --dematch apply to transport blocks (--tbs)");
                 let rsc = match &self.polys {
                     None => Rsc::lte(),
                     Some(p) => match p.split(',').collect::<Vec<_>>()[..] {
@@ -233,17 +239,21 @@ pub fn ber(a: BerTurboArgs) -> anyhow::Result<bool> {
     let (sent, cfg) = a.turbo.resolve()?;
     let (backend, precision, auto_split) = (a.backend, a.turbo.precision.precision(), a.turbo.auto_split());
     let options = BackendOptions { backend, cpu_threads: a.turbo.threads, pipeline: PipelineOptions::default() };
-    // The choice of the first decoder built (a transport block builds one per
-    // code block size; they choose alike).
+    // The choice of the decoder built.
     let chosen: RefCell<Option<Choice>> = RefCell::new(None);
     let decoder = |code: TurboCode| -> anyhow::Result<Box<dyn BatchDecoder<f32>>> {
-        let (d, choice) = turbo_decoder::<f32>(code, cfg, 1.0, precision, auto_split, &options).with_context(|| format!("--backend {backend}"))?;
+        let (d, choice) = turbo_decoder::<f32>(code, cfg, 1.0, precision, auto_split, false, &options).with_context(|| format!("--backend {backend}"))?;
         chosen.borrow_mut().get_or_insert(choice);
         Ok(d)
     };
     let mut link: Box<dyn Link> = match &sent {
         Sent::Blocks(code) => Box::new(TurboLink::new(code.clone(), decoder(code.clone())?)?),
-        Sent::Transport(tb) => Box::new(TransportLink::new(TransportDecoder::new(tb.clone(), &decoder)?)),
+        Sent::Transport(tb) => {
+            let dematching = a.turbo.dematch.unwrap_or_default();
+            let (d, choice) = transport_decoder::<f32>(tb, cfg, 1.0, precision, auto_split, dematching, &options).with_context(|| format!("--backend {backend}"))?;
+            chosen.borrow_mut().get_or_insert(choice);
+            Box::new(TransportLink::new(d))
+        }
     };
     let about = match chosen.into_inner().and_then(|c| c.why_not_gpu) {
         Some(why) => format!("{} (no GPU: {why})", link.describe()),
@@ -286,14 +296,22 @@ pub fn bench(a: BenchTurboArgs) -> anyhow::Result<()> {
     anyhow::ensure!(a.bench.threads.is_none(), "--threads: give the turbo decoder's threads with its own --threads");
     // The channel's own check, before anything is built.
     noise_variance(a.ebn0, 1.0 / 3.0).context("--ebn0")?;
-    let (Sent::Blocks(code), cfg) = a.turbo.resolve()? else {
-        anyhow::bail!("--tbs: bench turbo measures code blocks (--block)");
-    };
+    let (sent, cfg) = a.turbo.resolve()?;
     let run = a.bench.resolve()?;
     if !run.gpu {
         anyhow::ensure!(a.llr != Some(LlrType::I8), "--llr i8: the CPU bench decodes f32 LLRs (i8 is for --backend gpu)");
     }
     println!("machine: {}", super::bench::machine());
+    let code = match sent {
+        Sent::Blocks(code) => code,
+        Sent::Transport(tb) => {
+            let dematching = a.turbo.dematch.unwrap_or_default();
+            return match (run.gpu, a.llr.unwrap_or(if run.gpu { LlrType::I8 } else { LlrType::F32 })) {
+                (true, LlrType::I8) => bench_transport::<i8>(&tb, cfg, &a, dematching, &run),
+                _ => bench_transport::<f32>(&tb, cfg, &a, dematching, &run),
+            };
+        }
+    };
     if run.gpu {
         anyhow::ensure!(a.turbo.precision == PrecisionArg::F32, "--precision i16 is the CPU decoder's; the GPU decodes in f32");
         let cfg = if a.turbo.auto_split() { cfg.with_gpu_split(code.k()) } else { cfg };
@@ -309,6 +327,52 @@ pub fn bench(a: BenchTurboArgs) -> anyhow::Result<()> {
     let batch = Batch::uniform(&llrs, code.coded_len())?;
     let timing = time_decoder(&mut dec, &batch, (blocks * code.k()) as u64, run.budget)?;
     println!("{:.2} Mb/s  {}", timing.mbps(), dec.describe());
+    Ok(())
+}
+
+/// Transport blocks of `tb` end to end through [`transport_decoder`] on
+/// the bench's backend (code blocks de-rate-matched as `dematching` says on
+/// the GPU), noisy at `--ebn0`, LLRs of `T`: the fastest of the timed decodes
+/// (at least three, for `--seconds`) of enough transport blocks for `--bits`
+/// and two of the decoder's batches.
+fn bench_transport<T: Llr>(tb: &TransportBlock, cfg: DecoderConfig, a: &BenchTurboArgs, dematching: Dematching, run: &super::bench::Run) -> anyhow::Result<()> {
+    let (precision, auto_split) = (a.turbo.precision.precision(), a.turbo.auto_split());
+    anyhow::ensure!(!run.gpu || precision == Precision::F32, "--precision i16 is the CPU decoder's; the GPU decodes in f32");
+    let threads = run.threads.last().copied().unwrap_or(0);
+    let options = BackendOptions { backend: run.backend, cpu_threads: threads, pipeline: PipelineOptions { slots: run.slots, ..Default::default() } };
+    // The LLRs' scale is only known once the channel is: a first decoder gives the batch size.
+    let (probe, _) = transport_decoder::<T>(tb, cfg, 1.0, precision, auto_split, dematching, &options)?;
+    let per_batch = probe.limit().units;
+    drop(probe);
+    let count = (run.bits as usize).div_ceil(tb.a()).max(2 * per_batch);
+    let rate = tb.a() as f64 / tb.g() as f64;
+    let quantizer = Quantizer::matched(noise_variance(a.ebn0, rate)?)?;
+    let scale = if T::TYPE == LlrType::I8 { quantizer.scale() } else { 1.0 };
+    let bits: Vec<u8> = (0..count * tb.a()).map(|i| (i.wrapping_mul(0x9E37_79B9) >> 7) as u8 & 1).collect();
+    let mut coded = Vec::new();
+    crate::codes::turbo::TransportEncoder::new(tb.clone()).encode(&bits, &mut coded)?;
+    let mut llrs = Vec::new();
+    BpskAwgn::<T>::with_quantizer(a.ebn0, rate, 1, quantizer)?.transmit(&coded, &mut llrs)?;
+    let (mut dec, _) = transport_decoder::<T>(tb, cfg, scale, precision, auto_split, dematching, &options)?;
+    println!(
+        "bench turbo: transport blocks of A = {} in G = {} (rate {rate:.3}, rv {}), {} code blocks {:?}, {} LLRs at Eb/N0 {} dB, {count} transport blocks, {per_batch} per batch\n{}",
+        tb.a(),
+        tb.g(),
+        a.turbo.rv,
+        tb.blocks().len(),
+        tb.block_sizes(),
+        T::NAME,
+        a.ebn0,
+        dec.describe()
+    );
+    let timing = time_decoder(&mut dec, &Batch::uniform(&llrs, tb.g())?, (count * tb.a()) as u64, run.budget)?;
+    // What crosses to the decoder per information bit: the received LLRs, or
+    // 3K + 12 f32 LLRs per code block.
+    let bytes = match (run.gpu, dematching) {
+        (true, Dematching::OnLoad) => tb.g() * size_of::<T>(),
+        _ => tb.blocks().iter().map(|k| 4 * (3 * k + 12)).sum(),
+    };
+    println!("end to end: {:.1} Mb/s ({:.2} LLR bytes per information bit handed to the code block decoders)", timing.mbps(), bytes as f64 / tb.a() as f64);
     Ok(())
 }
 

@@ -33,6 +33,10 @@ const COLUMN_PERMUTATION: [usize; COLUMNS] = [
 /// from allocating more than the 16 MiB its index map then takes.
 pub const MAX_E: usize = 1 << 22;
 
+/// Marks a position of the layout that no transmitted bit carries, in
+/// [`RateMatch::first_sent`].
+pub const NOT_SENT: u32 = u32::MAX;
+
 /// The rate matching of one code block: which coded bit each of the E
 /// transmitted bits carries.
 ///
@@ -195,6 +199,29 @@ impl RateMatch {
     /// when E repeats the buffer, its entries that are not `<NULL>`.
     pub fn carried(&self) -> usize {
         self.carried
+    }
+
+    /// For each of the 3·(K + 4) positions of the layout, the first
+    /// transmitted bit that carries it, or [`NOT_SENT`]. The bits that carry
+    /// a position are that one and every [`Self::carried`]-th after it
+    /// below E (E beyond the buffer's window of distinct bits repeats the
+    /// window), so de-rate-matching can gather, each position summing its
+    /// own LLRs in the order [`Self::combine`] adds them, instead of
+    /// scatter-adding: what a GPU does as it loads a code block.
+    pub fn first_sent(&self) -> Vec<u32> {
+        let mut first = vec![NOT_SENT; self.coded_len()];
+        for (e, &i) in self.indices[..self.carried].iter().enumerate() {
+            first[i as usize] = e as u32;
+        }
+        first
+    }
+
+    /// The positions of the known zeros in the layout: the filler bits of
+    /// d0 and the parity bits of d1 the encoder makes of them (see the type's
+    /// documentation).
+    pub fn known_zeros(&self) -> [std::ops::Range<usize>; 2] {
+        let d = self.k + 4;
+        [0..self.filler, d..d + self.filler]
     }
 
     /// How many distinct information bits of d0 (positions F..K) are sent.
@@ -390,6 +417,36 @@ mod tests {
                 (s >> 63) as u8
             })
             .collect()
+    }
+
+    /// Gathering by `first_sent` (each position's LLRs at the first bit and
+    /// every `carried()`-th after it, summed in that order) gives `combine`'s
+    /// sums bit for bit, repeats and punctures, filler, limited buffers and
+    /// every rv included; and no known zero is ever sent.
+    #[test]
+    fn gathering_by_first_sent_is_combine() {
+        let mut s = 7u64;
+        for (k, f, e, ncb) in [(40, 0, 80, None), (40, 8, 500, None), (1024, 0, 1500, None), (1024, 24, 9000, None), (6144, 0, 8300, None), (6144, 63, 40000, None), (512, 0, 3000, Some(700)), (104, 4, 1000, Some(200))] {
+            for rv in 0..4 {
+                let rm = RateMatch::new(k, f, e, rv, ncb).unwrap();
+                let llrs: Vec<f32> = (0..e)
+                    .map(|_| {
+                        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        ((s >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 17.0
+                    })
+                    .collect();
+                let mut want = vec![0.0f32; rm.coded_len()];
+                rm.combine(&llrs, &mut want).unwrap();
+                let first = rm.first_sent();
+                let got: Vec<f32> = first
+                    .iter()
+                    .map(|&t| (t as usize..e).step_by(rm.carried()).fold(0.0f32, |acc, i| acc + llrs[i]))
+                    .collect();
+                assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "K {k} F {f} E {e} rv {rv} N_cb {ncb:?}");
+                let [z0, z1] = rm.known_zeros();
+                assert!(z0.chain(z1).all(|i| first[i] == NOT_SENT && is_filler(i as u32, k, f)), "K {k} F {f}");
+            }
+        }
     }
 
     #[test]

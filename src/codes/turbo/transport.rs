@@ -28,14 +28,15 @@ pub const MAX_A: usize = MAX_B - 24;
 /// allocated.
 pub const MAX_G: usize = MAX_UNIT_ITEMS;
 
-/// One code block of a transport block: its code, filler, rate matching,
-/// and the index of its size in [`TransportBlock::block_sizes`].
+/// One code block of a transport block: its code, rate matching, the index
+/// of its size in [`TransportBlock::block_sizes`] and of its rate matching
+/// among that size's ([`TransportBlock::rate_matchings`]).
 #[derive(Debug, Clone)]
 pub(super) struct Block {
     pub(super) code: TurboCode,
-    filler: usize,
-    rm: RateMatch,
+    pub(super) rm: RateMatch,
     pub(super) size: usize,
+    pub(super) format: u16,
 }
 
 /// The chain of a transport block of A bits sent in G coded bits with
@@ -60,6 +61,8 @@ pub struct TransportBlock {
     g: usize,
     seg: Segmentation,
     blocks: Vec<Block>,
+    /// The distinct rate matchings of each size, in [`Self::block_sizes`]' order.
+    formats: Vec<Vec<RateMatch>>,
 }
 
 impl TransportBlock {
@@ -85,7 +88,7 @@ impl TransportBlock {
         sizes.dedup();
         // §5.1.4.1.2 with N_L = Q_m = 1: the last γ blocks take one bit more.
         let gamma = g % seg.c;
-        let blocks = (0..seg.c)
+        let mut blocks = (0..seg.c)
             .map(|r| {
                 let k = seg.block_len(r);
                 let filler = if r == 0 { seg.filler } else { 0 };
@@ -93,10 +96,22 @@ impl TransportBlock {
                 let rm = RateMatch::new(k, filler, e, rv, None)?;
                 rm.check_decodable().map_err(|e| invalid!("G = {g} for A = {a}: code block {r}: {e}"))?;
                 let size = sizes.iter().position(|&s| s == k).expect("a size of the segmentation");
-                Ok(Block { code: TurboCode::lte(k)?, filler, rm, size })
+                Ok(Block { code: TurboCode::lte(k)?, rm, size, format: 0 })
             })
             .collect::<CodeResult<Vec<_>>>()?;
-        Ok(Self { a, g, seg, blocks })
+        // At most four per size: E or E + 1 bits, with filler (block 0) or not.
+        let mut formats: Vec<Vec<RateMatch>> = vec![Vec::new(); sizes.len()];
+        for b in &mut blocks {
+            let of_size = &mut formats[b.size];
+            b.format = match of_size.iter().position(|rm| *rm == b.rm) {
+                Some(f) => f as u16,
+                None => {
+                    of_size.push(b.rm.clone());
+                    (of_size.len() - 1) as u16
+                }
+            };
+        }
+        Ok(Self { a, g, seg, blocks, formats })
     }
 
     /// A: information bits.
@@ -161,12 +176,19 @@ impl TransportBlock {
                 CodeError::NonFiniteLlr { index } => CodeError::NonFiniteLlr { index: at + index },
                 other => other,
             })?;
-            let d1 = b.code.layout().stream_start(1);
-            unit[..b.filler].fill(KNOWN_ZERO_LLR);
-            unit[d1..d1 + b.filler].fill(KNOWN_ZERO_LLR);
+            for z in b.rm.known_zeros() {
+                unit[z].fill(KNOWN_ZERO_LLR);
+            }
             at += e;
         }
         Ok(())
+    }
+
+    /// The distinct rate matchings of the code blocks of each size, in
+    /// [`Self::block_sizes`]' order: the unit formats of an inner decoder
+    /// that takes rate-matched LLRs (see [`super::TransportDecoder::rate_matched`]).
+    pub fn rate_matchings(&self) -> &[Vec<RateMatch>] {
+        &self.formats
     }
 
     /// The distinct code block sizes, K− first.

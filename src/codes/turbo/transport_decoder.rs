@@ -4,8 +4,9 @@
 
 use super::code::TurboCode;
 use super::crc::CRC24A;
+use super::rate_match::RateMatch;
 use super::transport::TransportBlock;
-use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
+use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, UnitSpan, check_batch};
 use crate::codes::error::{CodeError, CodeResult, invalid};
 use crate::codes::llr::Llr;
 use std::collections::VecDeque;
@@ -18,6 +19,12 @@ use std::marker::PhantomData;
 /// GPU, `f32` LLRs) as one batch, and come back desegmented to A bits with
 /// the transport block's CRC24A checked. A unit's report holds its code
 /// blocks' iterations, summed, and whether the CRC24A checked.
+///
+/// [`Self::rate_matched`] makes the other kind: inner decoders that take a
+/// code block's E rate-matched LLRs as they came (of `T`, one unit format
+/// per rate matching) and de-rate-match them themselves, as the GPU decoder
+/// does on load ([`crate::gpu::GpuTurboOptions::rate_matching`]); the host
+/// then only names where each code block lies in the batch.
 ///
 /// # Example
 /// ```
@@ -39,7 +46,7 @@ use std::marker::PhantomData;
 pub struct TransportDecoder<T: Llr> {
     tb: TransportBlock,
     /// One decoder per code block size, in [`TransportBlock::block_sizes`]' order.
-    inner: Vec<Box<dyn BatchDecoder<f32>>>,
+    inner: Inner<T>,
     /// Code blocks of each size in one transport block.
     per_size: Vec<usize>,
     /// K and 3K + 12 of each size.
@@ -47,8 +54,6 @@ pub struct TransportDecoder<T: Llr> {
     shape: [UnitShape; 1],
     limit: BatchLimit,
     depth: usize,
-    /// The de-rate-matched code blocks of the batch being submitted, per size.
-    units: Vec<Vec<f32>>,
     /// Code blocks collected from the inner decoders and not yet assembled
     /// into transport blocks, per size, oldest first.
     done: Vec<Decoded>,
@@ -57,37 +62,129 @@ pub struct TransportDecoder<T: Llr> {
     _llr: PhantomData<fn(T)>,
 }
 
+/// The inner decoders, one per code block size, and what they are handed.
+enum Inner<T: Llr> {
+    /// Units of 3K + 12 `f32` LLRs, de-rate-matched here.
+    Layouts {
+        decoders: Vec<Box<dyn BatchDecoder<f32>>>,
+        /// The de-rate-matched code blocks of the batch being submitted, per size.
+        units: Vec<Vec<f32>>,
+    },
+    /// The code blocks' rate-matched LLRs where they lie in the batch.
+    RateMatched {
+        decoders: Vec<Box<dyn BatchDecoder<T>>>,
+        /// The code blocks of the batch being submitted, per size.
+        spans: Vec<Vec<UnitSpan>>,
+    },
+}
+
+impl<T: Llr> Inner<T> {
+    /// The decoder of size `s`, as far as collecting goes.
+    fn collect(&mut self, s: usize, done: &mut Decoded) -> CodeResult<bool> {
+        match self {
+            Inner::Layouts { decoders, .. } => decoders[s].collect(done),
+            Inner::RateMatched { decoders, .. } => decoders[s].collect(done),
+        }
+    }
+
+    /// Each decoder's limit and depth.
+    fn limits(&self) -> Vec<(BatchLimit, usize)> {
+        match self {
+            Inner::Layouts { decoders, .. } => decoders.iter().map(|d| (d.limit(), d.depth())).collect(),
+            Inner::RateMatched { decoders, .. } => decoders.iter().map(|d| (d.limit(), d.depth())).collect(),
+        }
+    }
+
+    fn describe_last(&self) -> String {
+        match self {
+            Inner::Layouts { decoders, .. } => decoders.last().map_or(String::new(), |d| d.describe()),
+            Inner::RateMatched { decoders, .. } => decoders.last().map_or(String::new(), |d| d.describe()),
+        }
+    }
+}
+
+/// Hand `batch` to `dec` within its limit and depth, collecting into `done`
+/// where a batch must leave first.
+fn submit_within<U: Copy + Send + Sync>(dec: &mut dyn BatchDecoder<U>, batch: Batch<'_, U>, done: &mut Decoded) -> CodeResult<()> {
+    let mut rest = batch;
+    while rest.units() > 0 {
+        let (part, later) = rest.split_within(dec.limit())?;
+        if dec.in_flight() >= dec.depth() {
+            dec.collect(done)?;
+        }
+        dec.submit(&part)?;
+        rest = later;
+    }
+    Ok(())
+}
+
+/// Check that `dec`, the inner decoder of `code`, takes `formats` (items of
+/// each) to K bits.
+fn check_inner<U: Copy + Send + Sync>(dec: &dyn BatchDecoder<U>, code: &TurboCode, formats: &[usize]) -> CodeResult<()> {
+    let takes = dec.shapes();
+    for (f, &items) in formats.iter().enumerate() {
+        match takes.get(f) {
+            Some(t) if t.accepts(items) && t.bits == code.k() => {}
+            other => {
+                let has = other.map_or("none".to_string(), |t| format!("{} LLRs to {} bits", t.items, t.bits));
+                return Err(invalid!("the decoder of K = {} takes units of format {f} of {has}, not {items} to {}", code.k(), code.k()));
+            }
+        }
+    }
+    Ok(())
+}
+
 impl<T: Llr> TransportDecoder<T> {
     /// A decoder of `tb`'s transport blocks; `make` builds the inner decoder
     /// of each code block size, which must take that code's 3K + 12 LLRs to
     /// K bits.
     pub fn new<E: From<CodeError>>(tb: TransportBlock, mut make: impl FnMut(TurboCode) -> Result<Box<dyn BatchDecoder<f32>>, E>) -> Result<Self, E> {
-        let mut inner = Vec::new();
+        let mut decoders = Vec::new();
         for code in tb.codes() {
             let dec = make(code.clone())?;
-            let takes = dec.shapes()[0];
-            if !takes.accepts(code.coded_len()) || takes.bits != code.k() {
-                let why = format!("the decoder of K = {} takes units of {} LLRs to {} bits, not {} to {}", code.k(), takes.items, takes.bits, code.coded_len(), code.k());
-                return Err(CodeError::InvalidParameter(why).into());
-            }
-            inner.push(dec);
+            check_inner(dec.as_ref(), &code, &[code.coded_len()])?;
+            decoders.push(dec);
         }
+        let units = vec![Vec::new(); decoders.len()];
+        let items: Vec<usize> = tb.codes().iter().zip(tb.blocks_per_size()).map(|(c, n)| n * c.coded_len()).collect();
+        Ok(Self::with_inner(tb, Inner::Layouts { decoders, units }, &items))
+    }
+
+    /// A decoder of `tb`'s transport blocks whose inner decoders take the
+    /// code blocks' rate-matched LLRs: `make` builds the one of each code
+    /// block size from its code and its rate matchings
+    /// ([`TransportBlock::rate_matchings`]), and unit format i of it must
+    /// take rate matching i's E LLRs (of `T`, as received) to K bits,
+    /// de-rate-matched as [`RateMatch::combine`] does with the known zeros
+    /// at [`super::KNOWN_ZERO_LLR`].
+    pub fn rate_matched<E: From<CodeError>>(tb: TransportBlock, mut make: impl FnMut(TurboCode, &[RateMatch]) -> Result<Box<dyn BatchDecoder<T>>, E>) -> Result<Self, E> {
+        let mut decoders = Vec::new();
+        for (code, formats) in tb.codes().into_iter().zip(tb.rate_matchings()) {
+            let dec = make(code.clone(), formats)?;
+            check_inner(dec.as_ref(), &code, &formats.iter().map(RateMatch::e).collect::<Vec<_>>())?;
+            decoders.push(dec);
+        }
+        let mut items = vec![0; decoders.len()];
+        for b in tb.code_blocks() {
+            items[b.size] += b.rm.e();
+        }
+        let spans = vec![Vec::new(); decoders.len()];
+        Ok(Self::with_inner(tb, Inner::RateMatched { decoders, spans }, &items))
+    }
+
+    /// The decoder around `inner`, whose decoder of size s takes `items[s]`
+    /// items per transport block.
+    fn with_inner(tb: TransportBlock, inner: Inner<T>, items: &[usize]) -> Self {
         let per_size = tb.blocks_per_size();
+        let limits = inner.limits();
         // As many transport blocks as one inner batch of every size holds (at least one).
-        let units = inner
-            .iter()
-            .zip(tb.codes())
-            .zip(&per_size)
-            .map(|((d, code), &n)| (d.limit().units / n).min(d.limit().items / (n * code.coded_len())))
-            .min()
-            .unwrap_or(1)
-            .max(1);
+        let units = limits.iter().zip(&per_size).zip(items).map(|(((l, _), &n), &i)| (l.units / n).min(l.items / i.max(1))).min().unwrap_or(1).max(1);
         let limit = BatchLimit { units, items: units * tb.g() };
-        let depth = inner.iter().map(|d| d.depth()).min().unwrap_or(1).max(1);
+        let depth = limits.iter().map(|&(_, d)| d).min().unwrap_or(1).max(1);
         let shape = [UnitShape::exact(tb.g(), tb.a())];
-        let sizes = inner.len();
+        let sizes = per_size.len();
         let lens = tb.codes().iter().map(|c| (c.k(), c.coded_len())).collect();
-        Ok(Self { tb, inner, per_size, lens, shape, limit, depth, units: vec![Vec::new(); sizes], done: vec![Decoded::default(); sizes], flights: VecDeque::new(), _llr: PhantomData })
+        Self { tb, inner, per_size, lens, shape, limit, depth, done: vec![Decoded::default(); sizes], flights: VecDeque::new(), _llr: PhantomData }
     }
 
     /// The chain decoded.
@@ -95,18 +192,42 @@ impl<T: Llr> TransportDecoder<T> {
         &self.tb
     }
 
-    /// Hand every code block in `self.units` to the decoder of its size,
-    /// within that decoder's limit and depth.
-    fn submit_code_blocks(&mut self) -> CodeResult<()> {
-        for (s, dec) in self.inner.iter_mut().enumerate() {
-            let mut rest = Batch::uniform(&self.units[s], self.lens[s].1)?;
-            while rest.units() > 0 {
-                let (part, later) = rest.split_within(dec.limit())?;
-                if dec.in_flight() >= dec.depth() {
-                    dec.collect(&mut self.done[s])?;
+    /// Whether the inner decoders take rate-matched LLRs ([`Self::rate_matched`]).
+    pub fn is_rate_matched(&self) -> bool {
+        matches!(self.inner, Inner::RateMatched { .. })
+    }
+
+    /// Hand the code blocks of the `units` transport blocks of `batch` to
+    /// the decoders of their sizes, within each decoder's limit and depth:
+    /// de-rate-matched here, or where they lie in the batch.
+    fn submit_code_blocks(&mut self, batch: &Batch<'_, T>, units: usize) -> CodeResult<()> {
+        let tb = &self.tb;
+        match &mut self.inner {
+            Inner::Layouts { decoders, units: layouts } => {
+                layouts.iter_mut().for_each(Vec::clear);
+                for i in 0..units {
+                    let start = batch.span(i).start;
+                    tb.dematch(batch.unit(i), layouts).map_err(|e| match e {
+                        CodeError::NonFiniteLlr { index } => CodeError::NonFiniteLlr { index: start + index },
+                        other => other,
+                    })?;
                 }
-                dec.submit(&part)?;
-                rest = later;
+                for ((dec, layout), (done, &(_, n))) in decoders.iter_mut().zip(layouts.iter()).zip(self.done.iter_mut().zip(&self.lens)) {
+                    submit_within(dec.as_mut(), Batch::uniform(layout, n)?, done)?;
+                }
+            }
+            Inner::RateMatched { decoders, spans } => {
+                spans.iter_mut().for_each(Vec::clear);
+                for i in 0..units {
+                    let mut at = batch.span(i).start;
+                    for b in tb.code_blocks() {
+                        spans[b.size].push(UnitSpan { start: at, len: b.rm.e(), format: b.format });
+                        at += b.rm.e();
+                    }
+                }
+                for ((dec, spans), done) in decoders.iter_mut().zip(spans.iter()).zip(self.done.iter_mut()) {
+                    submit_within(dec.as_mut(), Batch::spans(batch.items(), spans)?, done)?;
+                }
             }
         }
         Ok(())
@@ -115,7 +236,7 @@ impl<T: Llr> TransportDecoder<T> {
     /// Assemble `count` transport blocks from the oldest collected code blocks.
     fn assemble(&mut self, count: usize, out: &mut Decoded) -> CodeResult<()> {
         let seg = self.tb.segmentation();
-        let mut next = vec![0usize; self.inner.len()];
+        let mut next = vec![0usize; self.lens.len()];
         let mut blocks: Vec<&[u8]> = Vec::with_capacity(seg.c);
         let mut with_crc = Vec::with_capacity(seg.b);
         for _ in 0..count {
@@ -156,24 +277,16 @@ impl<T: Llr> BatchDecoder<T> for TransportDecoder<T> {
 
     fn submit(&mut self, batch: &Batch<'_, T>) -> CodeResult<()> {
         let units = check_batch(batch, &self.shape, self.limit)?;
-        self.units.iter_mut().for_each(Vec::clear);
-        for i in 0..units {
-            let start = batch.span(i).start;
-            self.tb.dematch(batch.unit(i), &mut self.units).map_err(|e| match e {
-                CodeError::NonFiniteLlr { index } => CodeError::NonFiniteLlr { index: start + index },
-                other => other,
-            })?;
-        }
-        self.submit_code_blocks()?;
+        self.submit_code_blocks(batch, units)?;
         self.flights.push_back(units);
         Ok(())
     }
 
     fn collect(&mut self, out: &mut Decoded) -> CodeResult<bool> {
         let Some(count) = self.flights.pop_front() else { return Ok(false) };
-        for ((dec, done), &n) in self.inner.iter_mut().zip(&mut self.done).zip(&self.per_size) {
+        for (s, (done, &n)) in self.done.iter_mut().zip(&self.per_size).enumerate() {
             while done.reports.len() < count * n {
-                if !dec.collect(done)? {
+                if !self.inner.collect(s, done)? {
                     return Err(invalid!("a code block decoder returned {} of the {} code blocks submitted", done.reports.len(), count * n));
                 }
             }
@@ -188,8 +301,8 @@ impl<T: Llr> BatchDecoder<T> for TransportDecoder<T> {
 
     fn describe(&self) -> String {
         let tb = &self.tb;
-        let last = self.inner.last().map_or(String::new(), |d| d.describe());
-        format!("transport blocks of A = {}, G = {}, code blocks {:?}; {last}", tb.a(), tb.g(), tb.blocks())
+        let how = if self.is_rate_matched() { "rate-matched LLRs to the code block decoders" } else { "de-rate-matched on the host" };
+        format!("transport blocks of A = {}, G = {}, code blocks {:?}, {how}; {}", tb.a(), tb.g(), tb.blocks(), self.inner.describe_last())
     }
 }
 
@@ -291,5 +404,79 @@ mod tests {
         let wrong = TransportDecoder::<f32>::new(tb, |_| CodeResult::Ok(Box::new(CpuTurbo::<f32>::new(TurboCode::lte(40).unwrap(), DecoderConfig::default(), 1.0, 1).unwrap())));
         let e = wrong.err().expect("refused").to_string();
         assert!(e.contains("K = 128") && e.contains("132 LLRs"), "{e}");
+    }
+
+    /// A CPU stand-in for a decoder that de-rate-matches on load: it takes
+    /// unit format f as rate matching f's E LLRs, gathers each layout
+    /// position's LLRs by `first_sent` (the table the GPU loads), sets the
+    /// known zeros, and decodes the layouts with `CpuTurbo`.
+    struct Gathering {
+        formats: Vec<RateMatch>,
+        shapes: Vec<UnitShape>,
+        inner: CpuTurbo<f32>,
+    }
+
+    impl BatchDecoder<f32> for Gathering {
+        fn shapes(&self) -> &[UnitShape] {
+            &self.shapes
+        }
+        fn limit(&self) -> BatchLimit {
+            BatchLimit { units: 2, items: usize::MAX }
+        }
+        fn depth(&self) -> usize {
+            1
+        }
+        fn submit(&mut self, batch: &Batch<'_, f32>) -> CodeResult<()> {
+            check_batch(batch, &self.shapes, self.limit())?;
+            let mut layouts = Vec::new();
+            for i in 0..batch.units() {
+                let rm = &self.formats[batch.format(i) as usize];
+                let llrs = batch.unit(i);
+                let mut layout: Vec<f32> = rm.first_sent().iter().map(|&t| (t as usize..rm.e()).step_by(rm.carried()).fold(0.0, |acc, e| acc + llrs[e])).collect();
+                for z in rm.known_zeros() {
+                    layout[z].fill(crate::codes::turbo::KNOWN_ZERO_LLR);
+                }
+                layouts.extend(layout);
+            }
+            self.inner.submit(&Batch::uniform(&layouts, self.formats[0].coded_len())?)
+        }
+        fn collect(&mut self, out: &mut Decoded) -> CodeResult<bool> {
+            self.inner.collect(out)
+        }
+        fn in_flight(&self) -> usize {
+            self.inner.in_flight()
+        }
+        fn describe(&self) -> String {
+            "gathering".into()
+        }
+    }
+
+    #[test]
+    fn rate_matched_inner_decoders_get_each_code_blocks_llrs_and_format() {
+        // Filler, two sizes, E and E + 1 (G = 28001: the last block takes one
+        // more), repetition (rate 1/5), rv 2; noisy enough that some fail.
+        use crate::codes::channel::{BpskAwgn, Channel};
+        for (a, g, rv, ebn0) in [(14000, 28001, 0, 1.2), (3000, 15000, 2, 1.5), (100, 300, 1, 4.0)] {
+            let tb = TransportBlock::new(a, g, rv).unwrap();
+            let mut coded = Vec::new();
+            TransportEncoder::new(tb.clone()).encode(&bits(4 * a, 11), &mut coded).unwrap();
+            let mut llrs = Vec::new();
+            BpskAwgn::<f32>::new(ebn0, a as f64 / g as f64, 5).unwrap().transmit(&coded, &mut llrs).unwrap();
+            let cfg = DecoderConfig { early_stop: EarlyStop::Crc24B, ..Default::default() };
+            let want = decode(&mut decoder::<f32>(&tb, EarlyStop::Crc24B, 256), &llrs).unwrap();
+            let mut dec = TransportDecoder::<f32>::rate_matched(tb.clone(), |code, formats| {
+                let shapes = formats.iter().map(|rm| UnitShape::exact(rm.e(), code.k())).collect();
+                CodeResult::Ok(Box::new(Gathering { formats: formats.to_vec(), shapes, inner: CpuTurbo::<f32>::new(code, cfg, 1.0, 1)? }) as _)
+            })
+            .unwrap();
+            assert!(dec.is_rate_matched() && dec.describe().contains("rate-matched LLRs"));
+            assert_eq!(decode(&mut dec, &llrs).unwrap(), want, "A {a} G {g} rv {rv}");
+            assert!(want.reports.iter().any(|r| r.check == Some(true)), "{:?}", want.reports);
+        }
+        // An inner decoder that does not take the rate matchings is refused.
+        let tb = TransportBlock::new(100, 300, 0).unwrap();
+        let wrong = TransportDecoder::<f32>::rate_matched(tb, |code, _| CodeResult::Ok(Box::new(CpuTurbo::<f32>::new(code, DecoderConfig::default(), 1.0, 1)?) as _));
+        let e = wrong.err().expect("refused").to_string();
+        assert!(e.contains("format 0 of 396 LLRs") && e.contains("not 300"), "{e}");
     }
 }

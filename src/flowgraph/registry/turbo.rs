@@ -12,8 +12,8 @@ use crate::codes::decode::BatchDecoder;
 use crate::codes::framing::{BlockCutter, Cutter};
 use crate::codes::llr::Llr;
 use crate::codes::turbo::decoder::{MAX_ITERATIONS, Precision};
-use crate::codes::turbo::{self, CpuTurbo, DecoderConfig, EarlyStop, MAX_A, MAX_G, MaxStar, TransportBlock, TransportDecoder, TurboCode};
-use crate::gpu::{Backend, Choice, turbo_decoder};
+use crate::codes::turbo::{self, DecoderConfig, EarlyStop, MAX_A, MAX_G, MaxStar, TransportBlock, TurboCode};
+use crate::gpu::{Choice, Dematching, transport_decoder, turbo_decoder};
 use futuresdr::runtime::BlockId;
 
 /// The kinds of this module.
@@ -31,7 +31,7 @@ pub(super) const KINDS: &[Kind] = &[
     Kind {
         name: "TurboDecoder",
         summary: "LTE turbo decoder of code blocks or transport blocks (max-log-MAP or log-MAP, P sub-blocks with a guard), on the CPU or the GPU",
-        groups: &[LLR, &[BLOCK], TRANSPORT, DECODER, BACKEND, DECODER_BLOCK],
+        groups: &[LLR, &[BLOCK], TRANSPORT, &[DEMATCH], DECODER, BACKEND, DECODER_BLOCK],
         ports: |a| {
             // Checked here, before the connections name a port it would not have.
             if a.has("tbs") && a.flag("soft_output")? {
@@ -51,6 +51,13 @@ const TRANSPORT: &[Param] = &[
     Param::optional("coded", ParamType::Count, "coded bits G a transport block is sent in (with tbs; at most 2^26, code rate A/G at most 1)"),
     Param::optional("rv", ParamType::Count, "redundancy version 0..=3 (with tbs; default 0)"),
 ];
+
+/// Where the GPU decoder's code blocks are de-rate-matched.
+const DEMATCH: Param = Param::optional(
+    "dematch",
+    ParamType::Choice(&["on-load", "host"]),
+    "where the GPU decoder de-rate-matches a transport block's code blocks (with tbs): on-load (default: the received LLRs go to the GPU, which puts them in place) or host (3K + 12 f32 LLRs per code block go); the CPU decoder's are always de-rate-matched on the host",
+);
 
 const DECODER: &[Param] = &[
     Param::with_default("iterations", ParamType::Count, Literal::Count(8), "iterations at most, 1..=64"),
@@ -172,27 +179,17 @@ fn add_decoder<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockId> 
         _ => None,
     };
     let auto_split = !(a.has("subblocks") || a.has("guard") || a.has("window"));
+    let dematching: Dematching = match (a.text_opt("dematch")?, &tb) {
+        (Some(_), None) => return Err(a.invalid("dematch", "applies to transport blocks: give tbs too")),
+        (Some(d), Some(_)) => d.parse()?,
+        (None, _) => Dematching::default(),
+    };
     let build = || -> anyhow::Result<(Box<dyn BatchDecoder<T>>, Choice)> {
         if let Some(tb) = &tb {
-            // The code blocks are de-rate-matched into f32 LLRs: f32 inner decoders, which divide by the scale.
-            let mut chosen = None;
-            let decoder = TransportDecoder::<T>::new(tb.clone(), |code| {
-                let (d, choice) = turbo_decoder::<f32>(code, cfg, scale, precision, auto_split, &options)?;
-                chosen.get_or_insert(choice);
-                anyhow::Ok(d)
-            })?;
-            let choice = chosen.ok_or_else(|| anyhow::anyhow!("a transport block without code blocks"))?;
+            let (decoder, choice) = transport_decoder::<T>(tb, cfg, scale, precision, auto_split, dematching, &options)?;
             return Ok((Box::new(decoder), choice));
         }
-        let code = codes[0].clone();
-        if !block_options.soft {
-            return turbo_decoder::<T>(code, cfg, scale, precision, auto_split, &options);
-        }
-        // Soft output is the CPU decoder's so far.
-        anyhow::ensure!(options.backend != Backend::Gpu, "soft output comes from the CPU turbo decoder only so far");
-        let why = (options.backend == Backend::Auto).then(|| "soft output comes from the CPU turbo decoder only so far".to_string());
-        let decoder = CpuTurbo::<T>::new(code, cfg, scale, options.cpu_threads)?.with_precision(precision)?.with_soft_output();
-        Ok((Box::new(decoder), Choice { gpu: false, why_not_gpu: why }))
+        turbo_decoder::<T>(codes[0].clone(), cfg, scale, precision, auto_split, block_options.soft, &options)
     };
     let (decoder, choice) = build_decoder(a, asm, &options, build)?;
     let block = a.whole(TurboDecoder::build(decoder, cutter, block_options))?.report_to(&asm.errors);

@@ -21,7 +21,11 @@ const STOP_THREADS: u32 = 256;
 const SHARED_ALPHA_BYTES: usize = 48 << 10;
 
 /// The entry points of one compilation, in this order.
-pub(super) const ENTRIES: [&str; 7] = ["turbo_load_i8", "turbo_load_f32", "turbo_siso0", "turbo_siso1", "turbo_stop", "turbo_fused_i8", "turbo_fused_f32"];
+pub(super) const ENTRIES: [&str; 9] =
+    ["turbo_load_i8", "turbo_load_f32", "turbo_siso0", "turbo_siso1", "turbo_stop", "turbo_fused_i8", "turbo_fused_f32", "turbo_dematch_i8", "turbo_dematch_f32"];
+
+/// Threads of the de-rate-matching kernel's CTA (one CTA per code block).
+const DEMATCH_THREADS: u32 = 256;
 
 /// Most threads of a CTA: the fused kernel runs a code block's sub-blocks in one.
 const MAX_CTA_THREADS: usize = 1024;
@@ -40,6 +44,9 @@ pub(super) mod aux {
     pub const HARD: usize = 4;
     /// `u32 flags[2][B]`: done, changed.
     pub const FLAGS: usize = 5;
+    /// The layouts de-rate-matched on load, `float[B][3K + 12]`, which the
+    /// decoder then reads as its input.
+    pub const LAYOUTS: usize = 6;
 }
 
 /// What the kernels' sizes and launches follow from.
@@ -238,11 +245,12 @@ fn list(v: impl IntoIterator<Item = usize>) -> String {
     format!("{{{}}}", v.into_iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","))
 }
 
-/// The kernels' compile-time constants for `code` and `cfg`. The trellis
+/// The kernels' compile-time constants for `code` and `cfg`, with the
+/// a-posteriori LLRs written after the bits when `soft` (`TSOFT`). The trellis
 /// tables are built from [`crate::codes::turbo::RscTrellis`] exactly as the
 /// CPU model builds its own: a state's two predecessors in the order in which
 /// the states are enumerated.
-pub(super) fn defines(code: &TurboCode, cfg: &DecoderConfig, g: &Geometry) -> anyhow::Result<Vec<(String, String)>> {
+pub(super) fn defines(code: &TurboCode, cfg: &DecoderConfig, g: &Geometry, soft: bool) -> anyhow::Result<Vec<(String, String)>> {
     let t = code.trellis();
     let s = t.states();
     let out: Vec<[(usize, usize); 2]> = (0..s).map(|st| [0, 1].map(|u| (t.next(st, u), (u << 1) | t.parity(st, u) as usize))).collect();
@@ -290,6 +298,7 @@ pub(super) fn defines(code: &TurboCode, cfg: &DecoderConfig, g: &Geometry) -> an
         ("ALPHA_SHARED", usize::from(g.alpha_shared)),
         ("TD1", layout.stream_start(1)),
         ("TD2", layout.stream_start(2)),
+        ("TSOFT", usize::from(soft)),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -303,10 +312,12 @@ pub(super) fn defines(code: &TurboCode, cfg: &DecoderConfig, g: &Geometry) -> an
 /// Compile the turbo kernels for `code` and `cfg` for architecture `arch`
 /// (e.g. `sm_90`) with NVRTC alone, no GPU needed, and return the CUBIN
 /// image: lets a machine without a GPU check that a configuration compiles.
-pub fn compile_turbo_kernel(code: &TurboCode, cfg: &DecoderConfig, arch: &str) -> anyhow::Result<Vec<u8>> {
+/// `soft` compiles the variant that also writes a-posteriori LLRs
+/// ([`GpuTurboOptions::soft_output`](super::GpuTurboOptions)).
+pub fn compile_turbo_kernel(code: &TurboCode, cfg: &DecoderConfig, soft: bool, arch: &str) -> anyhow::Result<Vec<u8>> {
     cfg.validate(code.k())?;
     let g = Geometry::new(code, cfg)?;
-    crate::gpu::compile::compile_cubin("turbo.cu", arch, &defines(code, cfg, &g)?)
+    crate::gpu::compile::compile_cubin("turbo.cu", arch, &defines(code, cfg, &g, soft)?)
 }
 
 /// A kernel argument as the driver takes it.
@@ -325,8 +336,24 @@ unsafe fn launch(f: &CudaFunction, grid: usize, block: u32, smem: u32, stream: s
     unsafe { result::launch_kernel(f.cu_function(), (grid, 1, 1), (block, 1, 1), smem, stream, params) }.map_err(cuda(what))
 }
 
+/// The de-rate-matching on load of a batch: its kernel (for the staged LLR
+/// type), the table on the device and what the kernel needs besides.
+pub(super) struct Dematch<'a> {
+    pub f: &'a CudaFunction,
+    /// `GpuTurbo`'s `dematch_table`, of `formats` rate matchings.
+    pub table: sys::CUdeviceptr,
+    pub formats: u32,
+    /// The LLR of a known zero.
+    pub known: f32,
+    /// Bytes a unit is staged in (its format word and its LLRs).
+    pub pitch_bytes: u64,
+}
+
 /// The kernels of one decoder and what every launch of a batch needs.
 pub(super) struct Launcher<'a> {
+    /// Run first when units are rate-matched: the decoder then reads the
+    /// layouts it writes ([`aux::LAYOUTS`]).
+    pub dematch: Option<Dematch<'a>>,
     pub load: &'a CudaFunction,
     pub siso: [&'a CudaFunction; 2],
     pub stop: &'a CudaFunction,
@@ -344,15 +371,27 @@ pub(super) struct Launcher<'a> {
 }
 
 impl Launcher<'_> {
-    /// Queue the decoding of `blocks` units (each `pitch` items) of the slot:
-    /// load, then per iteration both half-iterations and the stop; blocks
-    /// that stopped are skipped by the later launches.
+    /// Queue the decoding of `blocks` units (each `pitch` items of the
+    /// layout) of the slot: de-rate-matching them first when they are
+    /// rate-matched; load, then per iteration both half-iterations and the
+    /// stop; blocks that stopped are skipped by the later launches.
     pub fn run(&self, stream: sys::CUstream, slot: &SlotBuffers, pitch: usize, blocks: usize) -> anyhow::Result<()> {
-        anyhow::ensure!(slot.aux.len() == 6, "turbo slot without its buffers");
+        anyhow::ensure!(slot.aux.len() == 7, "turbo slot without its buffers");
         let g = self.geometry;
         let mut input = slot.input.ptr();
         let mut pitch = pitch as u64;
         let mut count = u32::try_from(blocks).map_err(|_| anyhow::anyhow!("{blocks} blocks in one batch"))?;
+        if let Some(d) = &self.dematch {
+            let (mut staged, mut bytes, mut table, mut formats, mut known) = (input, d.pitch_bytes, d.table, d.formats, d.known);
+            let mut layouts = slot.aux[aux::LAYOUTS].ptr();
+            let mut p = [arg(&mut staged), arg(&mut bytes), arg(&mut count), arg(&mut table), arg(&mut formats), arg(&mut known), arg(&mut layouts)];
+            // SAFETY: the parameters match turbo_dematch_*; the input holds
+            // `blocks` staged units of `pitch_bytes`, each a format below
+            // `formats` and its E LLRs; the table holds every format's; the
+            // layouts buffer `blocks` layouts of f32 (`GpuTurbo` sizes both).
+            unsafe { launch(d.f, blocks, DEMATCH_THREADS, 0, stream, &mut p, "turbo de-rate-matching launch") }?;
+            input = layouts;
+        }
         let mut inv_scale = self.inv_scale;
         let mut scale = self.scale;
         let mut perm = self.tables;
@@ -363,8 +402,9 @@ impl Launcher<'_> {
         // SAFETY (all launches): the parameters match the kernels' signatures in
         // turbo.cu; the slot's buffers were sized by `Geometry::aux_bytes` for
         // at least `blocks` blocks, the input holds `blocks` units of `pitch`
-        // items, the output W words and the status one word per block, and
-        // `tables` holds Π and Π⁻¹.
+        // items, the output W words per block (and K more with the soft
+        // output: `GpuTurbo` sizes it) and the status one word per block,
+        // and `tables` holds Π and Π⁻¹.
         unsafe {
             if let Some((f, smem)) = self.fused {
                 let mut prow = self.tables + 8 * g.k as u64;
@@ -400,6 +440,7 @@ impl Launcher<'_> {
                         arg(&mut hard),
                         arg(&mut flags),
                         arg(&mut scale),
+                        arg(&mut out),
                     ];
                     let what = if c == 0 { "turbo half-iteration 1 launch" } else { "turbo half-iteration 2 launch" };
                     launch(f, g.siso_ctas(blocks), SISO_THREADS as u32, g.smem(), stream, &mut p, what)?;

@@ -21,16 +21,53 @@ use super::viterbi::{MAX_BATCH_BYTES, device_error, stage_units};
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
 use crate::codes::error::CodeResult;
 use crate::codes::llr::{Llr, LlrType};
+use crate::codes::llr::all_finite;
 use crate::codes::turbo::decoder::Precision;
-use crate::codes::turbo::{CpuTurbo, DecoderConfig, EarlyStop, TurboCode};
+use crate::codes::turbo::rate_match::{NOT_SENT, RateMatch};
+use crate::codes::turbo::{CpuTurbo, DecoderConfig, EarlyStop, KNOWN_ZERO_LLR, TransportBlock, TransportDecoder, TurboCode};
 use cudarc::driver::{CudaFunction, result, sys};
-use kernel::{ENTRIES, Geometry, Launcher, SISO_THREADS};
+use kernel::{Dematch, ENTRIES, Geometry, Launcher, SISO_THREADS};
+use rayon::prelude::*;
 
 /// Indices into [`ENTRIES`] (each `_I8` entry has its `f32` twin next to it).
 const ENTRY_LOAD_I8: usize = 0;
 const ENTRY_SISO0: usize = 2;
 const ENTRY_STOP: usize = 4;
 const ENTRY_FUSED_I8: usize = 5;
+const ENTRY_DEMATCH_I8: usize = 7;
+
+/// Most rate matchings (unit formats) a decoder de-rate-matches on load: a
+/// transport block needs at most four per code block size (E or E + 1
+/// bits, with filler or not); each takes 3K + 12 words of device memory.
+pub const MAX_RATE_MATCHINGS: usize = 64;
+
+/// Marks a known zero in the on-load de-rate-matching table (`RM_KNOWN` in
+/// the kernel); [`NOT_SENT`] is its `RM_NONE`.
+const RM_KNOWN: u32 = 0xffff_fffe;
+const _: () = assert!(NOT_SENT == 0xffff_ffff, "RM_NONE in turbo.cu");
+
+/// What a [`GpuTurbo`] gives beyond the hard decisions; `Default` is the
+/// plain decoder.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GpuTurboOptions {
+    /// Also give the a-posteriori LLR of every decoded bit, as
+    /// [`CpuTurbo::with_soft_output`] does: f32, natural order, the last
+    /// iteration's, in [`Decoded::soft`]. The kernels are then compiled with
+    /// `TSOFT` (the plain ones are unchanged) and write K more words per
+    /// block, copied back with the bits.
+    pub soft_output: bool,
+    /// De-rate-match on load: units are rate-matched code blocks, unit
+    /// format i the E LLRs of `rate_matching[i]` (of the decoder's K, at
+    /// most [`MAX_RATE_MATCHINGS`]) as received, which a kernel on the
+    /// device de-rate-matches into the 3K + 12 layout (repeats summed in the
+    /// order they were sent, punctured bits 0, the filler's known zeros at
+    /// [`KNOWN_ZERO_LLR`]) before the decoder runs on it, in `f32`: what
+    /// [`CpuTurbo`] or a plain `GpuTurbo<f32>` computes from
+    /// [`RateMatch::combine`]'s layout with the known zeros set, bit for bit,
+    /// with fewer bytes over PCIe at code rates above 1/3 and no host pass.
+    /// Empty: units are 3K + 12 LLRs.
+    pub rate_matching: Vec<RateMatch>,
+}
 
 /// Code blocks per batch, in multiples of the sub-blocks the device runs at
 /// once: enough that the last, partial wave costs little.
@@ -71,13 +108,25 @@ const DEFAULT_SLOT_BYTES: usize = 1 << 30;
 pub struct GpuTurbo<T: Llr> {
     code: TurboCode,
     cfg: DecoderConfig,
-    shape: [UnitShape; 1],
+    /// One format, the 3K + 12 layout, or one per rate matching.
+    shape: Vec<UnitShape>,
+    /// Items of `T` a unit is staged in: the layout, or (rate-matched) a
+    /// u32 format word and the longest E.
+    pitch: usize,
+    /// The decoding kernels take i8 LLRs (else f32: `T` = f32, or units
+    /// de-rate-matched on load).
+    kernel_i8: bool,
     geometry: Geometry,
     /// Every entry point of the compilation, in [`ENTRIES`] order.
     functions: Vec<CudaFunction>,
     /// The fused kernel's dynamic shared memory, when it runs.
     fused: Option<u32>,
     inv_scale: f32,
+    /// The a-posteriori LLRs are given ([`GpuTurboOptions::soft_output`]).
+    soft: bool,
+    /// Per batch in flight, what each unit consumed when units are
+    /// rate-matched (their E); empty: the layout's 3K + 12.
+    consumed: std::collections::VecDeque<Vec<usize>>,
     registers: i32,
     resident_subblocks: usize,
     batch_units: usize,
@@ -85,6 +134,9 @@ pub struct GpuTurbo<T: Llr> {
     pipe: Pipeline<T, u32>,
     /// Π then Π⁻¹ on the device.
     tables: DeviceBuf,
+    /// The de-rate-matching table on the device and its formats, when
+    /// units are rate-matched; dropped after `pipe` too.
+    dematch: Option<(DeviceBuf, u32)>,
     device: DeviceInfo,
 }
 
@@ -94,16 +146,47 @@ impl<T: Llr> GpuTurbo<T> {
     /// (finite, > 0). Compiles the kernels for the device and allocates the
     /// pipeline.
     pub fn new(code: TurboCode, cfg: DecoderConfig, input_scale: f32, pipeline: &PipelineOptions) -> anyhow::Result<Self> {
+        Self::with_options(code, cfg, input_scale, pipeline, &GpuTurboOptions::default())
+    }
+
+    /// [`Self::new`] with `options` (soft output, de-rate-matching on load).
+    pub fn with_options(code: TurboCode, cfg: DecoderConfig, input_scale: f32, pipeline: &PipelineOptions, options: &GpuTurboOptions) -> anyhow::Result<Self> {
         cfg.validate(code.k())?;
         anyhow::ensure!(input_scale.is_finite() && input_scale > 0.0, "LLR scale {input_scale}: give a finite factor > 0");
         pipeline.validate()?;
+        let (k, n) = (code.k(), code.coded_len());
+        let matches = &options.rate_matching;
+        anyhow::ensure!(
+            matches.len() <= MAX_RATE_MATCHINGS,
+            "{} rate matchings: a decoder de-rate-matches at most {MAX_RATE_MATCHINGS} on load",
+            matches.len()
+        );
+        for (i, rm) in matches.iter().enumerate() {
+            anyhow::ensure!(
+                rm.k() == k && rm.coded_len() == n,
+                "rate matching {i} is of K = {} ({} coded bits); the decoder's code is K = {k} with {n}",
+                rm.k(),
+                rm.coded_len()
+            );
+        }
+        let rate_matched = !matches.is_empty();
+        let kernel_i8 = T::TYPE == LlrType::I8 && !rate_matched;
+        let llr_bytes = if kernel_i8 { 1 } else { 4 };
+        // A rate-matched unit: its format word, then its E LLRs, in whole
+        // words so that every unit's format word is aligned.
+        let head = 4 / size_of::<T>();
+        let pitch = match matches.iter().map(RateMatch::e).max() {
+            Some(e) => (head + e).next_multiple_of(head),
+            None => n,
+        };
         let ctx = context(pipeline.device)?;
         ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
         let device = info_of(&ctx)?;
         let geometry = Geometry::new(&code, &cfg)?;
-        let defines = kernel::defines(&code, &cfg, &geometry)?;
+        let soft = options.soft_output;
+        let defines = kernel::defines(&code, &cfg, &geometry, soft)?;
         let functions = kernels(&ctx, "turbo.cu", &ENTRIES, &defines)?;
-        let i8s = T::TYPE == LlrType::I8;
+        let i8s = kernel_i8;
         // The fused kernel when a CTA can hold a code block's sub-blocks and
         // their stages; GPUFEC_TURBO_SPLIT=1 forces the per-half-iteration
         // kernels (to compare the two on one machine).
@@ -115,7 +198,7 @@ impl<T: Llr> GpuTurbo<T> {
         // `half_par`). Outside (no real LLR scale is) the split kernels run.
         let inv = 1.0 / input_scale;
         let halves_exactly = !i8s || (2f32.powi(-118)..=2f32.powi(120)).contains(&inv);
-        let fused_smem = geometry.fused_smem(size_of::<T>()).filter(|&b| !split_forced && halves_exactly && b <= device.smem_per_block_optin);
+        let fused_smem = geometry.fused_smem(llr_bytes).filter(|&b| !split_forced && halves_exactly && b <= device.smem_per_block_optin);
         let mut fused_per_sm = 0;
         if let Some(bytes) = fused_smem {
             // Beyond the default per-block size a kernel must opt in.
@@ -140,23 +223,33 @@ impl<T: Llr> GpuTurbo<T> {
         let per_cta = if fused { cfg.subblocks } else { geometry.tasks_per_cta() };
         let resident_subblocks = per_sm as usize * per_cta * device.sms as usize;
 
-        let (k, n) = (code.k(), code.coded_len());
-        let shape = UnitShape::exact(n, k);
-        let per_block: usize = geometry.aux_bytes(1, fused, size_of::<T>()).iter().sum::<usize>() + n * size_of::<T>();
+        let shape: Vec<UnitShape> = if rate_matched { matches.iter().map(|rm| UnitShape::exact(rm.e(), k)).collect() } else { vec![UnitShape::exact(n, k)] };
+        // Output words per block: the packed bits, then the soft output's K.
+        let out_words = geometry.words + if soft { k } else { 0 };
+        // The slot's buffers: the decoder's, then (rate-matched) the layouts
+        // the de-rate-matching writes.
+        let aux_of = |blocks: usize| {
+            let mut v = geometry.aux_bytes(blocks, fused, llr_bytes);
+            v.push(if rate_matched { blocks * n * 4 } else { 4 });
+            v
+        };
+        let per_block: usize = aux_of(1).iter().sum::<usize>() + pitch * size_of::<T>() + 4 * out_words;
         let batch_units = match pipeline.batch_units {
             0 => (WAVES * resident_subblocks).div_ceil(cfg.subblocks).min(DEFAULT_SLOT_BYTES / per_block).max(1),
             b => b,
         };
-        let aux_bytes = batch_units.checked_mul(per_block).map(|_| geometry.aux_bytes(batch_units, fused, size_of::<T>()));
-        let fits = aux_bytes.as_ref().is_some_and(|a| a.iter().all(|&b| b <= MAX_BATCH_BYTES) && batch_units * n * size_of::<T>() <= MAX_BATCH_BYTES);
+        let aux_bytes = batch_units.checked_mul(per_block).map(|_| aux_of(batch_units));
+        let fits = aux_bytes
+            .as_ref()
+            .is_some_and(|a| a.iter().all(|&b| b <= MAX_BATCH_BYTES) && batch_units * pitch * size_of::<T>() <= MAX_BATCH_BYTES && batch_units * out_words * 4 <= MAX_BATCH_BYTES);
         anyhow::ensure!(
             fits && batch_units * cfg.subblocks <= u32::MAX as usize,
             "a batch of {batch_units} code blocks ({per_block} bytes of device memory each) exceeds the limit of {MAX_BATCH_BYTES} bytes per buffer and slot"
         );
         let size = SlotSize {
-            in_items: batch_units * n,
-            dev_in_bytes: batch_units * n * size_of::<T>(),
-            out_items: batch_units * geometry.words,
+            in_items: batch_units * pitch,
+            dev_in_bytes: batch_units * pitch * size_of::<T>(),
+            out_items: batch_units * out_words,
             aux_bytes: aux_bytes.unwrap_or_default(),
             status_words: batch_units,
         };
@@ -173,16 +266,31 @@ impl<T: Llr> GpuTurbo<T> {
         // SAFETY: the buffer holds 2K words and the rows; the copy is waited for below,
         // before any kernel can read it.
         unsafe { result::memcpy_htod_sync(tables.ptr(), &both) }.map_err(cuda("interleaver table copy"))?;
+        let dematch = match rate_matched {
+            true => {
+                let table = dematch_table(matches);
+                let buf = DeviceBuf::new(&ctx, 4 * table.len())?;
+                // SAFETY: the buffer holds the table; the copy is waited for below.
+                unsafe { result::memcpy_htod_sync(buf.ptr(), &table) }.map_err(cuda("rate matching table copy"))?;
+                Some((buf, matches.len() as u32))
+            }
+            false => None,
+        };
         ctx.synchronize().map_err(cuda("cuCtxSynchronize"))?;
 
         Ok(Self {
-            shape: [shape],
+            shape,
+            pitch,
+            kernel_i8,
+            dematch,
             code,
             cfg,
             geometry,
             functions,
             fused: fused_smem.map(|b| b as u32),
             inv_scale: 1.0 / input_scale,
+            soft,
+            consumed: Default::default(),
             registers,
             resident_subblocks,
             batch_units,
@@ -212,14 +320,62 @@ impl<T: Llr> GpuTurbo<T> {
     /// included, over `reps` launches. Needs nothing in flight.
     pub fn time_kernel(&mut self, batch: &Batch<'_, T>, reps: usize) -> anyhow::Result<f64> {
         let units = check_batch(batch, &self.shape, self.limit())?;
-        let n = self.shape[0].items;
-        let launcher = launcher::<T>(&self.functions, &self.geometry, &self.cfg, self.inv_scale, &self.tables, self.fused);
-        self.pipe.time_launches(units, n, |host, r| stage_units(host, batch, n, n, r), reps, |s, slot| launcher.run(s, slot, n, units))
+        let (n, pitch, rate_matched) = (self.code.coded_len(), self.pitch, self.dematch.is_some());
+        let launcher = launcher::<T>(&self.functions, &self.geometry, &self.cfg, self.inv_scale, &self.tables, self.fused, self.kernel_i8, self.dematch.as_ref(), pitch);
+        self.pipe.time_launches(units, pitch, |host, r| stage(host, batch, n, pitch, rate_matched, r), reps, |s, slot| launcher.run(s, slot, n, units))
     }
 }
 
+/// Stage units `range` of `batch` into `host`, `pitch` items each: units of
+/// the n-LLR layout as they are, or rate-matched units behind their format
+/// word (the dematch kernel's header: a u32, native byte order, which the
+/// device shares with every x86-64 or Arm host); every LLR checked finite
+/// on the way.
+fn stage<T: Llr>(host: &mut [T], batch: &Batch<'_, T>, n: usize, pitch: usize, rate_matched: bool, range: std::ops::Range<usize>) -> anyhow::Result<()> {
+    if !rate_matched {
+        return stage_units(host, batch, n, pitch, range);
+    }
+    let head = 4 / size_of::<T>();
+    let finite = std::sync::atomic::AtomicBool::new(true);
+    host[..range.len() * pitch].par_chunks_mut(pitch).with_min_len((1 << 20) / (pitch * size_of::<T>()).max(1)).enumerate().for_each(|(i, d)| {
+        let unit = range.start + i;
+        let format = u32::from(batch.format(unit)).to_ne_bytes();
+        // SAFETY: `d` holds at least `head` items, 4 bytes, and T (i8 or
+        // f32) is plain data that any bytes are a value of.
+        unsafe { std::ptr::copy_nonoverlapping(format.as_ptr(), d.as_mut_ptr().cast::<u8>(), 4) };
+        let llrs = batch.unit(unit);
+        d[head..head + llrs.len()].copy_from_slice(llrs);
+        if T::TYPE == LlrType::F32 && !all_finite(llrs) {
+            finite.store(false, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    if !finite.into_inner() {
+        // Name the LLR by its place in the batch.
+        batch.check_finite(range)?;
+    }
+    Ok(())
+}
+
+/// The on-load de-rate-matching table of `matches` (the kernel's `table`):
+/// (E, period) of each, then each one's first sent bit of every layout
+/// position ([`RateMatch::first_sent`], [`NOT_SENT`] for none) with its
+/// known zeros marked [`RM_KNOWN`].
+fn dematch_table(matches: &[RateMatch]) -> Vec<u32> {
+    let mut t: Vec<u32> = matches.iter().flat_map(|rm| [rm.e() as u32, rm.carried() as u32]).collect();
+    for rm in matches {
+        let mut first = rm.first_sent();
+        for z in rm.known_zeros() {
+            first[z].fill(RM_KNOWN);
+        }
+        t.extend(first);
+    }
+    t
+}
+
 /// The launches of a decoder's batches of `T`; a function of the fields it
-/// reads, so that the pipeline can be borrowed mutably beside it.
+/// reads, so that the pipeline can be borrowed mutably beside it. `pitch`:
+/// the items of `T` a unit is staged in.
+#[allow(clippy::too_many_arguments)]
 fn launcher<'a, T: Llr>(
     functions: &'a [CudaFunction],
     geometry: &'a Geometry,
@@ -227,9 +383,19 @@ fn launcher<'a, T: Llr>(
     inv_scale: f32,
     tables: &DeviceBuf,
     fused: Option<u32>,
+    kernel_i8: bool,
+    dematch: Option<&(DeviceBuf, u32)>,
+    pitch: usize,
 ) -> Launcher<'a> {
-    let i8s = T::TYPE == LlrType::I8;
+    let i8s = kernel_i8;
     Launcher {
+        dematch: dematch.map(|(table, formats)| Dematch {
+            f: &functions[if T::TYPE == LlrType::I8 { ENTRY_DEMATCH_I8 } else { ENTRY_DEMATCH_I8 + 1 }],
+            table: table.ptr(),
+            formats: *formats,
+            known: KNOWN_ZERO_LLR,
+            pitch_bytes: (pitch * size_of::<T>()) as u64,
+        }),
         load: &functions[if i8s { ENTRY_LOAD_I8 } else { ENTRY_LOAD_I8 + 1 }],
         siso: [&functions[ENTRY_SISO0], &functions[ENTRY_SISO0 + 1]],
         stop: &functions[ENTRY_STOP],
@@ -248,7 +414,8 @@ impl<T: Llr> BatchDecoder<T> for GpuTurbo<T> {
     }
 
     fn limit(&self) -> BatchLimit {
-        BatchLimit { units: self.batch_units, items: self.batch_units * self.shape[0].items }
+        // Every unit fits its pitch, so only the units count.
+        BatchLimit { units: self.batch_units, items: self.batch_units * self.shape.iter().map(|s| s.items).max().unwrap_or(0) }
     }
 
     fn depth(&self) -> usize {
@@ -257,29 +424,36 @@ impl<T: Llr> BatchDecoder<T> for GpuTurbo<T> {
 
     fn submit(&mut self, batch: &Batch<'_, T>) -> CodeResult<()> {
         let units = check_batch(batch, &self.shape, self.limit())?;
-        let n = self.shape[0].items;
-        let words = self.geometry.words;
-        let launcher = launcher::<T>(&self.functions, &self.geometry, &self.cfg, self.inv_scale, &self.tables, self.fused);
+        let (n, pitch, rate_matched) = (self.code.coded_len(), self.pitch, self.dematch.is_some());
+        let words = self.geometry.words + if self.soft { self.geometry.k } else { 0 };
+        let launcher = launcher::<T>(&self.functions, &self.geometry, &self.cfg, self.inv_scale, &self.tables, self.fused, self.kernel_i8, self.dematch.as_ref(), pitch);
         self.pipe
-            .submit(units, n, |host, r| stage_units(host, batch, n, n, r), units * words, units, |s, slot| launcher.run(s, slot, n, units))
+            .submit(units, pitch, |host, r| stage(host, batch, n, pitch, rate_matched, r), units * words, units, |s, slot| launcher.run(s, slot, n, units))
             .map_err(device_error)?;
+        // What each unit consumed, for its report: its own length when rate-matched.
+        self.consumed.push_back(if rate_matched { batch.spans_iter().map(|s| s.len).collect() } else { Vec::new() });
         Ok(())
     }
 
     fn collect(&mut self, out: &mut Decoded) -> CodeResult<bool> {
-        let (k, n, words) = (self.geometry.k, self.shape[0].items, self.geometry.words);
+        let (k, n, words) = (self.geometry.k, self.code.coded_len(), self.geometry.words);
+        // The oldest batch leaves the pipeline whatever its collection says.
+        let consumed = if self.pipe.in_flight() > 0 { self.consumed.pop_front().unwrap_or_default() } else { Vec::new() };
         let (iterations, crc) = (self.cfg.iterations as u32, matches!(self.cfg.early_stop, EarlyStop::Crc24A | EarlyStop::Crc24B));
         let mut reports = Vec::new();
-        let bits = &mut out.bits;
+        let (bits, soft) = (&mut out.bits, &mut out.soft);
         let collected = self.pipe.collect(|packed, status| {
             for (i, &st) in status.iter().enumerate() {
                 let it = st & 0xffff;
                 // Every block stops by the last iteration, so a status word
                 // left at zero means a kernel did not run to its end.
                 anyhow::ensure!((1..=iterations).contains(&it), "code block {i} of the batch was not decoded (status word {st:#x})");
-                reports.push(UnitReport { bits: k, iterations: it, check: crc.then_some((st >> 17) & 1 == 1), consumed: n });
+                reports.push(UnitReport { bits: k, iterations: it, check: crc.then_some((st >> 17) & 1 == 1), consumed: consumed.get(i).copied().unwrap_or(n) });
             }
+            // The packed bits of every block, then (TSOFT) the soft outputs.
+            let (packed, llrs) = packed.split_at(status.len() * words);
             par_unpack(bits, packed, k, words);
+            soft.extend(llrs.iter().map(|&w| f32::from_bits(w)));
             Ok(())
         });
         if !collected.map_err(device_error)? {
@@ -293,14 +467,19 @@ impl<T: Llr> BatchDecoder<T> for GpuTurbo<T> {
         self.pipe.in_flight()
     }
 
+    fn gives_soft(&self) -> bool {
+        self.soft
+    }
+
     fn describe(&self) -> String {
         let (major, minor) = self.device.compute_capability;
         let g = &self.geometry;
         format!(
-            "gpu {} ({}, sm_{major}{minor}, {} LLRs, {}, {} regs, {} sub-blocks resident, {} blocks/batch, {} slots, {} host threads), {}, {}",
+            "gpu {} ({}, sm_{major}{minor}, {} LLRs{}, {}, {} regs, {} sub-blocks resident, {} blocks/batch, {} slots, {} host threads), {}, {}",
             self.device.index,
             self.device.name,
             T::NAME,
+            if self.soft { ", soft output" } else { "" },
             match self.fused {
                 Some(smem) => format!(
                     "fused: one CTA of {} threads per code block, one per sub-block, α checkpoints every {} stages in {} memory, stage rows in {} memory, {smem} B shared",
@@ -344,15 +523,15 @@ impl<T: Llr> GpuBench<T> for GpuTurbo<T> {
 /// (16-bit metrics are the CPU's: `gpu` then fails, `auto` says why). LLRs
 /// are divided by `input_scale` either way. With `auto_split`, the GPU
 /// decodes `cfg` split as [`DecoderConfig::with_gpu_split`] says, the CPU
-/// `cfg` as it is.
+/// `cfg` as it is. With `soft`, either also gives the a-posteriori LLRs.
 ///
 /// # Example
 /// ```
 /// use gpufec::codes::turbo::{DecoderConfig, TurboCode, decoder::Precision};
 /// use gpufec::gpu::{Backend, BackendOptions, turbo_decoder};
 /// let options = BackendOptions { backend: Backend::Cpu, cpu_threads: 1, ..Default::default() };
-/// let (dec, choice) = turbo_decoder::<f32>(TurboCode::lte(40)?, DecoderConfig::default(), 1.0, Precision::I16, false, &options)?;
-/// assert!(dec.describe().starts_with("cpu") && !choice.gpu);
+/// let (dec, choice) = turbo_decoder::<f32>(TurboCode::lte(40)?, DecoderConfig::default(), 1.0, Precision::I16, false, true, &options)?;
+/// assert!(dec.describe().starts_with("cpu") && dec.gives_soft() && !choice.gpu);
 /// # anyhow::Ok(())
 /// ```
 pub fn turbo_decoder<T: Llr>(
@@ -361,15 +540,90 @@ pub fn turbo_decoder<T: Llr>(
     input_scale: f32,
     precision: Precision,
     auto_split: bool,
+    soft: bool,
     options: &BackendOptions,
 ) -> anyhow::Result<(Box<dyn BatchDecoder<T>>, Choice)> {
     let gpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
         anyhow::ensure!(precision == Precision::F32, "16-bit metrics are the CPU decoder's; the GPU decodes in f32");
         let cfg = if auto_split { cfg.with_gpu_split(code.k()) } else { cfg };
-        Ok(Box::new(GpuTurbo::<T>::new(code.clone(), cfg, input_scale, &options.pipeline)?))
+        Ok(Box::new(GpuTurbo::<T>::with_options(code.clone(), cfg, input_scale, &options.pipeline, &GpuTurboOptions { soft_output: soft, ..Default::default() })?))
     };
     let cpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
-        Ok(Box::new(CpuTurbo::<T>::new(code.clone(), cfg, input_scale, options.cpu_threads)?.with_precision(precision)?))
+        let dec = CpuTurbo::<T>::new(code.clone(), cfg, input_scale, options.cpu_threads)?.with_precision(precision)?;
+        Ok(Box::new(if soft { dec.with_soft_output() } else { dec }))
+    };
+    select(options.backend, gpu, cpu)
+}
+
+/// Where the code blocks of a transport block are de-rate-matched when the
+/// GPU decodes them; the CPU decoder always takes them de-rate-matched on
+/// the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dematching {
+    /// On the host ([`TransportDecoder::new`]): 3K + 12 `f32` LLRs per code
+    /// block cross PCIe.
+    Host,
+    /// On the GPU as the code blocks load ([`TransportDecoder::rate_matched`],
+    /// [`GpuTurboOptions::rate_matching`]): the E received LLRs cross PCIe
+    /// as they came.
+    #[default]
+    OnLoad,
+}
+
+impl std::str::FromStr for Dematching {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> anyhow::Result<Self> {
+        match s.trim() {
+            "host" => Ok(Self::Host),
+            "on-load" => Ok(Self::OnLoad),
+            other => anyhow::bail!("de-rate-matching '{other}' is not one of host, on-load"),
+        }
+    }
+}
+
+/// A decoder of `tb`'s transport blocks (LLRs of `T`) on the backend
+/// `options` asks for, through [`select`] as [`turbo_decoder`] chooses: on
+/// the GPU, code blocks de-rate-matched as `dematching` says, each size
+/// decoded by a [`GpuTurbo`] (split as [`DecoderConfig::with_gpu_split`]
+/// says with `auto_split`); on the CPU, by [`CpuTurbo`] with `precision`'s
+/// metrics. LLRs are divided by `input_scale` either way.
+///
+/// # Example
+/// ```
+/// use gpufec::codes::BatchDecoder;
+/// use gpufec::codes::turbo::{DecoderConfig, TransportBlock, decoder::Precision};
+/// use gpufec::gpu::{Backend, BackendOptions, Dematching, transport_decoder};
+/// let options = BackendOptions { backend: Backend::Cpu, cpu_threads: 1, ..Default::default() };
+/// let tb = TransportBlock::new(1000, 2000, 0)?;
+/// let (dec, choice) = transport_decoder::<i8>(&tb, DecoderConfig::default(), 1.0, Precision::F32, false, Dematching::OnLoad, &options)?;
+/// assert!(dec.describe().contains("de-rate-matched on the host") && !choice.gpu);
+/// # anyhow::Ok(())
+/// ```
+pub fn transport_decoder<T: Llr>(
+    tb: &TransportBlock,
+    cfg: DecoderConfig,
+    input_scale: f32,
+    precision: Precision,
+    auto_split: bool,
+    dematching: Dematching,
+    options: &BackendOptions,
+) -> anyhow::Result<(TransportDecoder<T>, Choice)> {
+    let split = |code: &TurboCode| if auto_split { cfg.with_gpu_split(code.k()) } else { cfg };
+    let pipeline = &options.pipeline;
+    let gpu = || -> anyhow::Result<TransportDecoder<T>> {
+        anyhow::ensure!(precision == Precision::F32, "16-bit metrics are the CPU decoder's; the GPU decodes in f32");
+        match dematching {
+            Dematching::OnLoad => TransportDecoder::rate_matched(tb.clone(), |code, rate_matching| {
+                let options = GpuTurboOptions { rate_matching: rate_matching.to_vec(), ..Default::default() };
+                anyhow::Ok(Box::new(GpuTurbo::<T>::with_options(code.clone(), split(&code), input_scale, pipeline, &options)?) as Box<dyn BatchDecoder<T>>)
+            }),
+            Dematching::Host => TransportDecoder::new(tb.clone(), |code| anyhow::Ok(Box::new(GpuTurbo::<f32>::new(code.clone(), split(&code), input_scale, pipeline)?) as Box<dyn BatchDecoder<f32>>)),
+        }
+    };
+    let cpu = || {
+        TransportDecoder::new(tb.clone(), |code| {
+            anyhow::Ok(Box::new(CpuTurbo::<f32>::new(code, cfg, input_scale, options.cpu_threads)?.with_precision(precision)?) as Box<dyn BatchDecoder<f32>>)
+        })
     };
     select(options.backend, gpu, cpu)
 }
