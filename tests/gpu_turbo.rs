@@ -106,7 +106,7 @@ fn cases(exact: bool) -> Vec<Case> {
             p /= 4;
         }
         let guard = if p == 1 { Guard::None } else { guards[(i / 3) % 4] };
-        let window = if guard.trains() { [4, 8][(i / 5) % 2].min(k / p) } else { 0 };
+        let window = if guard.trains() { [4, 8][(i / 5) % 2].min(k / p - 1) } else { 0 };
         let (max_star, scaling) = algos[(i / 4) % 4];
         let cfg = DecoderConfig { max_star, scaling, iterations: 1 + (i * 5) % 8, early_stop: stops[(i / 7) % 5], subblocks: p.max(1), guard, window };
         // Low Eb/N0 where the blocks converge after different numbers of

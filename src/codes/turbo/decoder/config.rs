@@ -176,7 +176,7 @@ pub struct DecoderConfig {
     pub subblocks: usize,
     /// How the sub-blocks' edge metrics are estimated.
     pub guard: Guard,
-    /// g: training window in stages (DSTW, PIVIDSTW), at most the shortest sub-block.
+    /// g: training window in stages (DSTW, PIVIDSTW), shorter than the shortest sub-block.
     pub window: usize,
 }
 
@@ -218,11 +218,13 @@ impl DecoderConfig {
             if self.window == 0 {
                 return Err(("window", invalid!("guard {} needs a training window g ≥ 1", self.guard.name())));
             }
-            if self.window > shortest {
+            // A window as long as a sub-block would train β from the far
+            // neighbour's edge, which no sub-block computes.
+            if self.window >= shortest {
                 return Err((
                     "window",
                     invalid!(
-                        "training window g = {} is longer than the shortest sub-block ({shortest} stages of K = {k} in {} sub-blocks)",
+                        "training window g = {} is not shorter than the shortest sub-block ({shortest} stages of K = {k} in {} sub-blocks)",
                         self.window,
                         self.subblocks
                     ),
@@ -313,6 +315,7 @@ mod tests {
             (DecoderConfig { subblocks: 41, ..ok }, 40, "subblocks", "41 sub-blocks"),
             (DecoderConfig { subblocks: 8, guard: Guard::PiviDstw, ..ok }, 6144, "window", "needs a training window"),
             (DecoderConfig { subblocks: 96, guard: Guard::Dstw, window: 65, ..ok }, 6144, "window", "g = 65"),
+            (DecoderConfig { subblocks: 96, guard: Guard::PiviDstw, window: 64, ..ok }, 6144, "window", "g = 64 is not shorter"),
             (DecoderConfig { window: 4, ..ok }, 6144, "window", "needs guard dstw"),
             (DecoderConfig { early_stop: EarlyStop::Crc24B, ..ok }, 24, "early_stop", "CRC early stop"),
         ] {
