@@ -68,6 +68,27 @@ fn i8_llrs_from_a_framer_decode_several_code_blocks() {
     assert!((40..10 * 4 * 4).contains(&counts.iterations), "{counts:?}");
 }
 
+/// Transport blocks de-rate-matched by the host or as the decoder loads
+/// them count the same errors (on the CPU both reach the code-block decoder
+/// through the one rate-matching table); a bad or misplaced `dematch` is named.
+#[test]
+fn dematching_on_load_counts_what_the_host_counts() {
+    let total = format!("source.total={}", 2000 * 40);
+    let counts = |how: &str| {
+        let mut sets = TB2000.to_vec();
+        let field = format!("decoder.dematch=\"{how}\"");
+        sets.extend([field.as_str(), &total]);
+        run_file(&sets).unwrap().ber[0].1
+    };
+    let host = counts("host");
+    assert_eq!(counts("on-load"), host);
+    assert!(host.bit_errors > 0, "{host:?}");
+    let e = fails(&["decoder.dematch=\"gpu\"", "source.total=6120"]);
+    assert!(e.contains("field 'dematch'") && e.contains("on-load") && e.contains("host"), "{e}");
+    let e = fails(&["decoder.dematch=\"\"", "source.total=6120"]);
+    assert!(e.contains("field 'dematch'"), "{e}");
+}
+
 /// `run_file` with `sets`, which must fail; its message.
 fn fails(sets: &[&str]) -> String {
     format!("{:#}", run_file(sets).expect_err("a hostile value must be refused"))
