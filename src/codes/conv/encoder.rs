@@ -200,6 +200,11 @@ fn encode_slice(taps: &[u64], prev: u64, bits: &[u8], out: &mut [u8]) -> u64 {
     // With n a constant the loops over the generators unroll and the
     // output goes out in whole 8-byte stores, not through memcpy calls.
     match taps.len() {
+        #[cfg(target_arch = "x86_64")]
+        2 if has_avx512_vbmi() => {
+            // SAFETY: the CPU has every feature `encode_2_avx512` enables, checked just above.
+            unsafe { encode_2_avx512(taps, prev, bits, out) }
+        }
         2 => encode_n::<2>(taps, prev, bits, out),
         3 => encode_n::<3>(taps, prev, bits, out),
         _ => encode_n::<4>(taps, prev, bits, out),
@@ -220,15 +225,7 @@ fn encode_n<const N: usize>(taps: &[u64], mut prev: u64, bits: &[u8], out: &mut 
 /// `prev` into `out` (`len · N` coded bits); returns the history after them.
 #[inline(always)]
 fn encode_word<const N: usize>(taps: &[u64; N], prev: u64, w: u64, len: usize, out: &mut [u8]) -> u64 {
-    let mut coded = [0u64; N];
-    for (c, &taps) in coded.iter_mut().zip(taps) {
-        let mut t = taps;
-        while t != 0 {
-            let d = t.trailing_zeros();
-            *c ^= if d == 0 { w } else { (w << d) | (prev >> (64 - d)) };
-            t &= t - 1;
-        }
-    }
+    let coded = coded_words(taps, prev, w);
     // Interleave the generators a byte (8 stages) at a time and unpack
     // eight coded bits to a u64 of 0/1 bytes.
     for (j, dst) in out.chunks_mut(8 * N).enumerate() {
@@ -245,6 +242,75 @@ fn encode_word<const N: usize>(taps: &[u64; N], prev: u64, w: u64, len: usize, o
         }
     }
     if len == 64 { w } else { (w << (64 - len)) | (prev >> len) }
+}
+
+/// Each generator's output bits for the input word `w` after the history
+/// `prev`: bit s is the output at stage s.
+#[inline(always)]
+fn coded_words<const N: usize>(taps: &[u64; N], prev: u64, w: u64) -> [u64; N] {
+    let mut coded = [0u64; N];
+    for (c, &taps) in coded.iter_mut().zip(taps) {
+        let mut t = taps;
+        while t != 0 {
+            let d = t.trailing_zeros();
+            *c ^= if d == 0 { w } else { (w << d) | (prev >> (64 - d)) };
+            t &= t - 1;
+        }
+    }
+    coded
+}
+
+/// Whether the CPU has what `encode_2_avx512` enables.
+#[cfg(target_arch = "x86_64")]
+fn has_avx512_vbmi() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("avx512vbmi")
+}
+
+/// Byte k of the first 64 output bytes of a rate-1/2 word: the byte of
+/// stage k/2 of generator k mod 2, as an index into the two generators'
+/// spread bits (the second's from 64 on). The second 64 bytes take the
+/// same pattern 32 stages on.
+#[cfg(target_arch = "x86_64")]
+const INTERLEAVE_2: [u8; 64] = {
+    let mut t = [0u8; 64];
+    let mut k = 0;
+    while k < 64 {
+        t[k] = (k / 2 + 64 * (k % 2)) as u8;
+        k += 1;
+    }
+    t
+};
+
+/// [`encode_n`]`::<2>` with AVX-512, bit for bit (the encoder's tests run
+/// whichever this CPU takes; `avx512_encoder_matches_the_portable_one` both):
+/// a word of 64 input bits is one byte-to-mask test, each generator's 64
+/// output bits are spread to 0/1 bytes by a masked move, and one two-source
+/// byte permutation per 64 output bytes interleaves the generators.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+fn encode_2_avx512(taps: &[u64], mut prev: u64, bits: &[u8], out: &mut [u8]) -> u64 {
+    use std::arch::x86_64::*;
+    let taps: &[u64; 2] = taps.try_into().expect("a rate-1/2 code");
+    let one = _mm512_set1_epi8(1);
+    // SAFETY: INTERLEAVE_2 is 64 bytes, one unaligned vector load.
+    let lo = unsafe { _mm512_loadu_si512(INTERLEAVE_2.as_ptr().cast()) };
+    let hi = _mm512_add_epi8(lo, _mm512_set1_epi8(32));
+    let whole = bits.len() / 64 * 64;
+    for (c, o) in bits[..whole].chunks_exact(64).zip(out.chunks_exact_mut(128)) {
+        // SAFETY: `c` holds 64 bytes, one unaligned vector load.
+        let w = _mm512_test_epi8_mask(unsafe { _mm512_loadu_si512(c.as_ptr().cast()) }, one);
+        let [c0, c1] = coded_words(taps, prev, w);
+        let (g0, g1) = (_mm512_maskz_mov_epi8(c0, one), _mm512_maskz_mov_epi8(c1, one));
+        // SAFETY: `o` holds 128 bytes, two unaligned vector stores.
+        unsafe {
+            _mm512_storeu_si512(o.as_mut_ptr().cast(), _mm512_permutex2var_epi8(g0, lo, g1));
+            _mm512_storeu_si512(o[64..].as_mut_ptr().cast(), _mm512_permutex2var_epi8(g0, hi, g1));
+        }
+        prev = w;
+    }
+    encode_n::<2>(taps, prev, &bits[whole..], &mut out[2 * whole..])
 }
 
 impl Encoder for ConvEncoder {
@@ -336,6 +402,28 @@ mod tests {
             }
         }
         out
+    }
+
+    /// Bits that are 0 or 1 (as the encoder checks first) and lengths
+    /// around whole words.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx512_encoder_matches_the_portable_one() {
+        if !has_avx512_vbmi() {
+            eprintln!("skipped: this CPU lacks AVX-512 VBMI");
+            return;
+        }
+        let bits: Vec<u8> = (0..5000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 29 & 1) as u8).collect();
+        for code in [ConvCode::k7_171_133(), ConvCode::new(3, &[0o7, 0o5]).unwrap(), ConvCode::new(9, &[0o753, 0o561]).unwrap()] {
+            let enc = ConvEncoder::new(Arc::new(Trellis::new(&code)), EncoderMode::Streaming).unwrap();
+            for (len, prev) in [(5000, 0), (64, u64::MAX), (63, 0x1234_5678_9abc_def0), (129, 7), (1, 1 << 63), (0, 5)] {
+                let (mut want, mut got) = (vec![0u8; 2 * len], vec![0u8; 2 * len]);
+                let h_want = encode_n::<2>(&enc.taps, prev, &bits[..len], &mut want);
+                // SAFETY: the CPU has the features, checked above.
+                let h_got = unsafe { encode_2_avx512(&enc.taps, prev, &bits[..len], &mut got) };
+                assert_eq!((h_got, &got), (h_want, &want), "{} {len} bits", code.polys_octal());
+            }
+        }
     }
 
     #[test]
