@@ -14,8 +14,10 @@ const CHUNK: usize = 1 << 20;
 /// thousands of times per megabit, and when threads outnumber cores (the CPU
 /// decoder takes every core) a thread preempted while holding one leaves the
 /// others spinning: on a 2-core machine that was about 60 % of all CPU time.
-/// With 1 MiB buffers it is a few percent.
-const BUFFER_BYTES: usize = 1 << 20;
+/// With 1 MiB buffers it was a few percent; 4 MiB took 3–8 % less CPU time
+/// than 1 MiB on the AWGN flowgraph there (fewer work calls, fewer rayon
+/// hand-overs), and 16 MiB ran slower (BENCHMARKS.md, issue 13).
+const BUFFER_BYTES: usize = 4 << 20;
 
 /// An output port whose buffer holds [`BUFFER_BYTES`].
 pub(crate) fn output<T: CpuSample>() -> DefaultCpuWriter<T> {

@@ -30,8 +30,9 @@ pub struct RunArgs {
     /// and its items per second: which block sets the pace.
     #[arg(long)]
     profile: bool,
-    /// Threads that run the blocks (0: one per core). The heavy work runs on
-    /// other threads; fewer executors contend less for the stream buffers.
+    /// Threads that run the blocks (0: a quarter of the cores, 1 to 4). The
+    /// heavy work runs on other threads; fewer executors contend less for
+    /// the stream buffers.
     #[arg(long, default_value = "0", value_parser = count_usize)]
     executors: usize,
 }
