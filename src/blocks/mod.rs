@@ -93,9 +93,10 @@ pub fn runtime_on(executors: usize) -> Runtime<futuresdr::runtime::scheduler::Sm
 /// cores, 1 to 4. The blocks' own threads do little (the heavy work is on
 /// rayon and the GPU host pool), and fewer executors meet less on the
 /// buffers' spin locks: one per core (FutureSDR's default) cost the 2-core
-/// development machine 10–30 % more CPU time on the AWGN flowgraph than
-/// one, and on the lent H200 (16 cores) 4 decoded a file 20 % faster than
-/// 16 (BENCHMARKS.md, issue 13).
+/// development machine 7–10 % more CPU time on the AWGN flowgraph than one
+/// (up to 40 % with 1 MiB buffers), and on the lent H200 (16 cores) 4
+/// decoded a file 20 % faster than 16, the AWGN flowgraph within 2 %
+/// (BENCHMARKS.md, issue 13).
 pub fn default_executors() -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     (cores / 4).clamp(1, 4)
