@@ -45,8 +45,27 @@ fn the_shipped_files_build() {
         assert_eq!(built.ber_sinks.len(), 1);
         assert_eq!(built.probes.len(), 1);
         assert_eq!(built.decoders[0].backend, "cpu");
-        assert_eq!(built.loads.len(), file.blocks.len(), "{name}: every block is timed");
+        assert_eq!(built.loads.len(), file.blocks.len(), "{name}: every block is timed or a wire");
     }
+}
+
+/// A (de)puncturer whose pattern keeps every bit is no block in the built
+/// flowgraph (its profile line says so): what feeds it is connected past it.
+/// That the counts stay those of the direct simulation, `flowgraph_run` shows.
+#[test]
+fn puncturers_that_keep_every_bit_are_wires() {
+    let wired = |sets: &[&str]| -> Vec<String> {
+        let mut file = FlowgraphFile::parse("viterbi_awgn.toml", SHIPPED).unwrap();
+        for s in sets {
+            file.apply(&s.parse::<Override>().unwrap()).unwrap();
+        }
+        let built = build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: true }).unwrap();
+        built.loads.iter().filter(|l| l.load.is_none()).map(|l| l.block.clone()).collect()
+    };
+    assert_eq!(wired(&[]), ["puncture", "depuncture"]);
+    // The decoder depunctures at 3/4 (auto), so the Depuncture block passes the stream on.
+    assert_eq!(wired(&["vars.rate=3/4"]), ["depuncture"]);
+    assert_eq!(wired(&["vars.rate=3/4", "vars.depuncture=block"]), Vec::<String>::new());
 }
 
 #[test]

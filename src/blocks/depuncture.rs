@@ -46,8 +46,8 @@ impl<T: Llr> Transform<T, T> for Depuncturing {
         Ok(())
     }
 
-    fn pass_through(&mut self, input: &[T], out: &mut [T]) -> bool {
-        stream::copy_if(self.0.pass_through(input.len()), input, out)
+    fn direct(&mut self, input: &[T], out: &mut [T]) -> anyhow::Result<Option<(usize, usize)>> {
+        Ok(stream::copy_if(|n| self.0.pass_through(n), input, out))
     }
 
     fn finish(&mut self, _out: &mut Backlog<T>) -> anyhow::Result<()> {

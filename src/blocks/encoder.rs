@@ -66,6 +66,10 @@ impl<E: Encoder> Transform<u8, u8> for Encoding<E> {
         Ok(self.0.encode(input, &mut out.items)?)
     }
 
+    fn direct(&mut self, input: &[u8], out: &mut [u8]) -> anyhow::Result<Option<(usize, usize)>> {
+        Ok(self.0.encode_into(input, out)?)
+    }
+
     fn finish(&mut self, _out: &mut Backlog<u8>) -> anyhow::Result<()> {
         anyhow::ensure!(
             self.0.at_boundary(),

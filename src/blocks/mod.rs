@@ -76,8 +76,8 @@ pub fn runtime() -> Runtime<futuresdr::runtime::scheduler::SmolScheduler> {
     runtime_on(0)
 }
 
-/// [`runtime`] with `executors` threads running the blocks (0: one per core,
-/// FutureSDR's default). The blocks' heavy work runs on rayon's threads and
+/// [`runtime`] with `executors` threads running the blocks (0:
+/// [`default_executors`]). The blocks' heavy work runs on rayon's threads and
 /// the GPU host pool; FutureSDR's stream buffers guard their indices with spin
 /// locks, so executor threads beyond what the blocks need only contend there.
 pub fn runtime_on(executors: usize) -> Runtime<futuresdr::runtime::scheduler::SmolScheduler> {
@@ -85,8 +85,19 @@ pub fn runtime_on(executors: usize) -> Runtime<futuresdr::runtime::scheduler::Sm
     if std::env::var_os("FUTURESDR_LOG").is_none() {
         futuresdr::runtime::config::set("log_level", "off");
     }
-    if executors == 0 {
-        return Runtime::new();
-    }
+    let executors = if executors == 0 { default_executors() } else { executors };
     Runtime::with_scheduler(futuresdr::runtime::scheduler::SmolScheduler::new(executors, false))
+}
+
+/// FutureSDR executor threads when none are asked for: a quarter of the
+/// cores, 1 to 4. The blocks' own threads do little (the heavy work is on
+/// rayon and the GPU host pool), and fewer executors meet less on the
+/// buffers' spin locks: one per core (FutureSDR's default) cost the 2-core
+/// development machine 7–10 % more CPU time on the AWGN flowgraph than one
+/// (up to 40 % with 1 MiB buffers), and on the lent H200 (16 cores) 4
+/// decoded a file 20 % faster than 16, the AWGN flowgraph within 2 %
+/// (BENCHMARKS.md, issue 13).
+pub fn default_executors() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cores / 4).clamp(1, 4)
 }

@@ -41,8 +41,8 @@ impl Transform<u8, u8> for Puncturing {
         Ok(())
     }
 
-    fn pass_through(&mut self, input: &[u8], out: &mut [u8]) -> bool {
-        stream::copy_if(self.0.pass_through(input.len()), input, out)
+    fn direct(&mut self, input: &[u8], out: &mut [u8]) -> anyhow::Result<Option<(usize, usize)>> {
+        Ok(stream::copy_if(|n| self.0.pass_through(n), input, out))
     }
 }
 

@@ -14,8 +14,10 @@ const CHUNK: usize = 1 << 20;
 /// thousands of times per megabit, and when threads outnumber cores (the CPU
 /// decoder takes every core) a thread preempted while holding one leaves the
 /// others spinning: on a 2-core machine that was about 60 % of all CPU time.
-/// With 1 MiB buffers it is a few percent.
-const BUFFER_BYTES: usize = 1 << 20;
+/// With 1 MiB buffers it was a few percent; 4 MiB took 3–8 % less CPU time
+/// than 1 MiB on the AWGN flowgraph there (fewer work calls, fewer rayon
+/// hand-overs), and 16 MiB ran slower (BENCHMARKS.md, issue 13).
+const BUFFER_BYTES: usize = 4 << 20;
 
 /// An output port whose buffer holds [`BUFFER_BYTES`].
 pub(crate) fn output<T: CpuSample>() -> DefaultCpuWriter<T> {
@@ -73,13 +75,16 @@ pub(crate) trait Transform<I, O> {
     /// tags past its end may be among them) into items appended to `out`.
     fn process(&mut self, input: &[I], tags: &[ItemTag], out: &mut Backlog<O>) -> anyhow::Result<()>;
 
-    /// If the transform leaves `input` as it is, copy it to `out` (of the
-    /// same length), note that it passed, and return true: the items then go
-    /// straight to the output instead of through the backlog. Tags are
-    /// treated as `process` treats them (the (de)puncturers drop them), so
+    /// Write the output of the first items of `input` straight into `out`,
+    /// the room in the output buffer, when the transform can do without
+    /// its backlog (an identity, an encoder whose output is a fixed
+    /// multiple of its input): `Some((items taken, items written))`, with
+    /// `(0, 0)` when `out` has no room for the output of one item. `None`
+    /// sends the input through [`process`](Self::process). Tags are
+    /// treated as `process` treats them (these transforms drop them), so
     /// which way the items went does not show.
-    fn pass_through(&mut self, _input: &[I], _out: &mut [O]) -> bool {
-        false
+    fn direct(&mut self, _input: &[I], _out: &mut [O]) -> anyhow::Result<Option<(usize, usize)>> {
+        Ok(None)
     }
 
     /// End of stream: append what remains, or say why the stream is incomplete.
@@ -88,13 +93,15 @@ pub(crate) trait Transform<I, O> {
     }
 }
 
-/// The body of [`Transform::pass_through`] for a transform that knows whether
-/// its items pass unchanged (`passes`, after noting them): copy them if so.
-pub(crate) fn copy_if<T: Copy>(passes: bool, input: &[T], out: &mut [T]) -> bool {
-    if passes {
-        out.copy_from_slice(input);
-    }
-    passes
+/// The body of [`Transform::direct`] for a transform that knows whether its
+/// items pass unchanged (`passes(n)`, which notes the `n` items passed):
+/// copy as many as `out` has room for if so.
+pub(crate) fn copy_if<T: Copy>(passes: impl FnOnce(usize) -> bool, input: &[T], out: &mut [T]) -> Option<(usize, usize)> {
+    let n = input.len().min(out.len());
+    passes(n).then(|| {
+        out[..n].copy_from_slice(&input[..n]);
+        (n, n)
+    })
 }
 
 /// Output items not yet written, with tags on some of them.
@@ -167,15 +174,17 @@ impl<O: CpuSample + Copy> Relay<O> {
                 return Ok(());
             }
             let (i, tags) = input.slice_with_tags();
-            let o = output.slice();
-            let direct = i.len().min(o.len());
-            if direct > 0 && transform.pass_through(&i[..direct], &mut o[..direct]) {
-                input.consume(direct);
-                output.produce(direct);
-                self.taken += direct as u64;
-                continue;
-            }
             if !i.is_empty() {
+                if let Some((took, wrote)) = transform.direct(i, output.slice())? {
+                    if took == 0 {
+                        // No room: the reader's next consume calls this block again.
+                        return Ok(());
+                    }
+                    input.consume(took);
+                    output.produce(wrote);
+                    self.taken += took as u64;
+                    continue;
+                }
                 let n = i.len().min(CHUNK);
                 transform.process(&i[..n], tags, &mut self.backlog)?;
                 input.consume(n);

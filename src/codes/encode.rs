@@ -9,6 +9,17 @@ pub trait Encoder: Send {
     /// is an error and nothing is appended) to `out`.
     fn encode(&mut self, bits: &[u8], out: &mut Vec<u8>) -> CodeResult<()>;
 
+    /// Encode as many of the first `bits` as `out` has room for, straight
+    /// into it: `Some((bits taken, channel bits written))`, `(0, 0)` when
+    /// `out` cannot hold the output of one bit. Only an encoder whose output
+    /// is a fixed multiple of its input (a streaming convolutional code)
+    /// can; the others say `None`, and the caller uses
+    /// [`encode`](Self::encode). A value other than 0 or 1 among the bits
+    /// it would take is an error, and nothing is written.
+    fn encode_into(&mut self, _bits: &[u8], _out: &mut [u8]) -> CodeResult<Option<(usize, usize)>> {
+        Ok(None)
+    }
+
     /// Whether the input so far ended where a stream may end (a frame
     /// boundary); always true for a streaming code.
     fn at_boundary(&self) -> bool;

@@ -39,8 +39,21 @@ pub struct LoadNote {
     pub block: String,
     /// Its type.
     pub kind: &'static str,
-    /// Its busy time, calls and items so far.
-    pub load: Arc<BlockLoad>,
+    /// Its busy time, calls and items so far; `None` for a block that is a
+    /// wire in this flowgraph ([`Node::Wire`]).
+    pub load: Option<Arc<BlockLoad>>,
+}
+
+/// What a block of the file became in the flowgraph.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Node {
+    /// A FutureSDR block.
+    Block(BlockId),
+    /// Nothing: the block would pass its one input to its one output
+    /// unchanged (a puncturer whose pattern keeps every bit), so the
+    /// builder connects what feeds it straight to what reads it, saving a
+    /// stream buffer, a copy of every item and the block's work calls.
+    Wire,
 }
 
 /// A built flowgraph, ready to run, with handles on its live figures.
@@ -94,11 +107,11 @@ impl Assembly {
     /// and [`FirstError`] messages use the file's name for it; timed when the
     /// flowgraph is profiled.
     // `fg.add` needs FutureSDR's hidden `KernelInterface`, which the derive implements.
-    pub fn add<K: Kernel + KernelInterface + Counted + Send + 'static>(&mut self, block: K) -> anyhow::Result<BlockId> {
+    pub fn add<K: Kernel + KernelInterface + Counted + Send + 'static>(&mut self, block: K) -> anyhow::Result<Node> {
         let id = if self.profile {
             let timed = Profiled::new(block);
             // Added sinks first: the front of the list is the source end.
-            self.loads.insert(0, LoadNote { block: self.name.clone(), kind: K::type_name(), load: timed.load() });
+            self.loads.insert(0, LoadNote { block: self.name.clone(), kind: K::type_name(), load: Some(timed.load()) });
             let r = self.fg.add(timed);
             self.fg.block_mut(&r)?.set_instance_name(&self.name);
             r.id()
@@ -107,7 +120,16 @@ impl Assembly {
             self.fg.block_mut(&r)?.set_instance_name(&self.name);
             r.id()
         };
-        Ok(id)
+        Ok(Node::Block(id))
+    }
+
+    /// Make the block being built, a `K`, a [`Node::Wire`]: `K` must have
+    /// one input and one output of the same stream type.
+    pub fn wire<K: KernelInterface>(&mut self) -> anyhow::Result<Node> {
+        if self.profile {
+            self.loads.insert(0, LoadNote { block: self.name.clone(), kind: K::type_name(), load: None });
+        }
+        Ok(Node::Wire)
     }
 
     /// Remember the decoder of the block being built: where it ended up, its

@@ -2,7 +2,7 @@
 //! connection is checked before anything is built, and each complaint names
 //! the file, the block and the field (or port).
 
-use super::assembly::{Assembly, Built};
+use super::assembly::{Assembly, Built, Node};
 use super::file::{BlockEntry, FlowgraphFile, list};
 use super::params::{Args, Literal, Need, Value, check};
 use super::registry::{Kind, Ports, StreamType, kind, kinds};
@@ -43,15 +43,29 @@ pub fn build(file: &FlowgraphFile, options: &BuildOptions) -> anyhow::Result<Bui
         asm.name = checked[i].entry.name.clone();
         ids[i] = Some((checked[i].kind.add)(&checked[i].args, &mut asm)?);
     }
-    let ids: Vec<_> = ids.into_iter().flatten().collect();
+    let ids: Vec<Node> = ids.into_iter().flatten().collect();
     for e in &edges {
-        let (from, to) = (checked[e.from.0].ports.block_port(e.from.1), checked[e.to.0].ports.block_port(e.to.1));
-        asm.fg.stream_dyn(ids[e.from.0], from, ids[e.to.0], to).map_err(|err| {
-            let (a, b) = (&checked[e.from.0].entry.name, &checked[e.to.0].entry.name);
-            anyhow::anyhow!("{}: connecting {a}.{} to {b}.{}: {err}", file.label, e.from.1, e.to.1)
+        let Node::Block(to_id) = ids[e.to.0] else { continue };
+        let from = feeder(e.from, &edges, &ids);
+        let Node::Block(from_id) = ids[from.0] else { unreachable!("feeder follows wires back to a block") };
+        let (from_port, to_port) = (checked[from.0].ports.block_port(from.1), checked[e.to.0].ports.block_port(e.to.1));
+        asm.fg.stream_dyn(from_id, from_port, to_id, to_port).map_err(|err| {
+            let (a, b) = (&checked[from.0].entry.name, &checked[e.to.0].entry.name);
+            anyhow::anyhow!("{}: connecting {a}.{} to {b}.{}: {err}", file.label, from.1, e.to.1)
         })?;
     }
     Ok(asm.finish())
+}
+
+/// The block output that really feeds `output`: itself, or, when its block
+/// is a [`Node::Wire`], what feeds the wire's one input, and so on back.
+/// Every input is fed exactly once (`plan_edges`) and the connections form
+/// no loop (`sinks_first`), so the walk ends at a block.
+fn feeder(mut output: (usize, &'static str), edges: &[Edge], ids: &[Node]) -> (usize, &'static str) {
+    while let Node::Wire = ids[output.0] {
+        output = edges.iter().find(|e| e.to.0 == output.0).expect("a wire's input is connected").from;
+    }
+    output
 }
 
 fn check_block<'a>(file: &FlowgraphFile, entry: &'a BlockEntry) -> anyhow::Result<Checked<'a>> {

@@ -46,7 +46,8 @@ pub fn run(built: Built, tick: Duration, cancel: &AtomicBool, on_tick: impl FnMu
     run_on(0, built, tick, cancel, on_tick)
 }
 
-/// [`run`] with `executors` FutureSDR executor threads (0: one per core).
+/// [`run`] with `executors` FutureSDR executor threads (0:
+/// [`default_executors`](crate::blocks::default_executors)).
 pub fn run_on(
     executors: usize,
     built: Built,

@@ -131,21 +131,13 @@ impl<T: Llr> BpskAwgn<T> {
             return Err(invalid!("channel bit at index {i} is {}, not 0 or 1", bits[i]));
         }
         let Awgn { sigma, llr_gain, noise, position } = &mut self.awgn;
-        let (sigma, gain, q) = (*sigma, *llr_gain, &self.quantizer);
+        let (sigma, gain, q) = (*sigma, *llr_gain, self.quantizer);
         noise.par_pieces(*position, out, |first, offset, piece| {
-            // Samples in a stack buffer a few at a time, so that they stay in L1.
-            let mut y = [0.0f32; 4096];
-            for (i, llrs) in piece.chunks_mut(y.len()).enumerate() {
-                let start = i * y.len();
-                let y = &mut y[..llrs.len()];
-                for (v, &b) in y.iter_mut().zip(&bits[offset + start..]) {
-                    *v = bpsk_symbol(b);
-                }
-                noise.add_scaled(first + start as u64, sigma, y);
-                for (l, &v) in llrs.iter_mut().zip(y.iter()) {
-                    *l = T::from_llr(v * gain, q);
-                }
-            }
+            // The three blocks' operations in their order (map, add σ·z,
+            // demap, quantize), in the noise generator's vector loop.
+            noise.map_into(first, &bits[offset..offset + piece.len()], piece, move |b, z| {
+                T::from_llr((bpsk_symbol(b) + sigma * z) * gain, &q)
+            });
         });
         *position += bits.len() as u64;
         Ok(())

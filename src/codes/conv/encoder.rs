@@ -111,10 +111,14 @@ impl ConvEncoder {
     /// history, appending `bits.len() · n` coded bits; long runs on all cores,
     /// each piece starting from the 64 input bits before it.
     fn encode_run(&mut self, bits: &[u8], out: &mut Vec<u8>) {
-        let n = self.taps.len();
         let start = out.len();
-        out.resize(start + bits.len() * n, 0);
-        let dst = &mut out[start..];
+        out.resize(start + bits.len() * self.taps.len(), 0);
+        self.encode_run_into(bits, &mut out[start..]);
+    }
+
+    /// [`encode_run`](Self::encode_run) into `dst`, of `bits.len() · n` items.
+    fn encode_run_into(&mut self, bits: &[u8], dst: &mut [u8]) {
+        let n = self.taps.len();
         if bits.len() < PAR_MIN_BITS {
             self.history = encode_slice(&self.taps, self.history, bits, dst);
             return;
@@ -132,10 +136,7 @@ impl ConvEncoder {
     /// and nothing is appended.
     pub fn encode(&mut self, bits: &[u8], out: &mut Vec<u8>) -> CodeResult<()> {
         if let Some(i) = first_non_bit(bits) {
-            return Err(CodeError::InvalidParameter(format!(
-                "input bit at index {i} is {}, not 0 or 1",
-                bits[i]
-            )));
+            return Err(non_bit(bits, i));
         }
         out.reserve(self.coded_len(bits.len()));
         match self.mode {
@@ -159,10 +160,32 @@ impl ConvEncoder {
         Ok(())
     }
 
+    /// [`Encoder::encode_into`]: a streaming encoder writes the `n` coded
+    /// bits of each of the first `out.len() / n` input bits straight into
+    /// `out`; a terminated one says `None` (its tails do not fit a fixed ratio).
+    pub fn encode_into(&mut self, bits: &[u8], out: &mut [u8]) -> CodeResult<Option<(usize, usize)>> {
+        if self.mode != EncoderMode::Streaming {
+            return Ok(None);
+        }
+        let n = self.taps.len();
+        let take = bits.len().min(out.len() / n);
+        let bits = &bits[..take];
+        if let Some(i) = first_non_bit(bits) {
+            return Err(non_bit(bits, i));
+        }
+        self.encode_run_into(bits, &mut out[..take * n]);
+        Ok(Some((take, take * n)))
+    }
+
     /// Whether the input so far ended on a frame boundary (always true when streaming).
     pub fn at_frame_boundary(&self) -> bool {
         self.pos_in_frame == 0
     }
+}
+
+/// The error for input bit `i`, which is neither 0 nor 1.
+fn non_bit(bits: &[u8], i: usize) -> CodeError {
+    CodeError::InvalidParameter(format!("input bit at index {i} is {}, not 0 or 1", bits[i]))
 }
 
 /// Runs shorter than this are encoded on the calling thread.
@@ -173,20 +196,59 @@ const PAR_PIECE_BITS: usize = 1 << 16;
 /// Encode `bits` after the input history `prev` (the 64 bits before them,
 /// the most recent at bit 63) into `out` (`bits.len() · n` coded bits);
 /// returns the history after them.
-fn encode_slice(taps: &[u64], mut prev: u64, bits: &[u8], out: &mut [u8]) -> u64 {
-    let n = taps.len();
-    for (c, o) in bits.chunks(64).zip(out.chunks_mut(64 * n)) {
+fn encode_slice(taps: &[u64], prev: u64, bits: &[u8], out: &mut [u8]) -> u64 {
+    // With n a constant the loops over the generators unroll and the
+    // output goes out in whole 8-byte stores, not through memcpy calls.
+    match taps.len() {
+        #[cfg(target_arch = "x86_64")]
+        2 if has_avx512_vbmi() => {
+            // SAFETY: the CPU has every feature `encode_2_avx512` enables, checked just above.
+            unsafe { encode_2_avx512(taps, prev, bits, out) }
+        }
+        2 => encode_n::<2>(taps, prev, bits, out),
+        3 => encode_n::<3>(taps, prev, bits, out),
+        _ => encode_n::<4>(taps, prev, bits, out),
+    }
+}
+
+/// [`encode_slice`] for a code of `N` generators (`taps.len()`; a
+/// [`ConvCode`](super::ConvCode) has 2 to 4).
+fn encode_n<const N: usize>(taps: &[u64], mut prev: u64, bits: &[u8], out: &mut [u8]) -> u64 {
+    let taps: &[u64; N] = taps.try_into().expect("a ConvCode has 2 to 4 generators");
+    for (c, o) in bits.chunks(64).zip(out.chunks_mut(64 * N)) {
         prev = encode_word(taps, prev, pack_word(c), c.len(), o);
     }
     prev
 }
 
 /// Encode up to 64 bits (`len` of them packed in `w`) after the history
-/// `prev` into `out` (`len · n` coded bits); returns the history after them.
+/// `prev` into `out` (`len · N` coded bits); returns the history after them.
 #[inline(always)]
-fn encode_word(taps: &[u64], prev: u64, w: u64, len: usize, out: &mut [u8]) -> u64 {
-    let n = taps.len();
-    let mut coded = [0u64; 4];
+fn encode_word<const N: usize>(taps: &[u64; N], prev: u64, w: u64, len: usize, out: &mut [u8]) -> u64 {
+    let coded = coded_words(taps, prev, w);
+    // Interleave the generators a byte (8 stages) at a time and unpack
+    // eight coded bits to a u64 of 0/1 bytes.
+    for (j, dst) in out.chunks_mut(8 * N).enumerate() {
+        let mut mixed = 0u32;
+        for (i, c) in coded.iter().enumerate() {
+            mixed |= SPREAD[N][((c >> (8 * j)) & 0xff) as usize] << i;
+        }
+        for (k, d) in dst.chunks_mut(8).enumerate() {
+            let bytes = BIT_BYTES[((mixed >> (8 * k)) & 0xff) as usize].to_le_bytes();
+            match <&mut [u8; 8]>::try_from(&mut *d) {
+                Ok(d) => *d = bytes,
+                Err(_) => d.copy_from_slice(&bytes[..d.len()]),
+            }
+        }
+    }
+    if len == 64 { w } else { (w << (64 - len)) | (prev >> len) }
+}
+
+/// Each generator's output bits for the input word `w` after the history
+/// `prev`: bit s is the output at stage s.
+#[inline(always)]
+fn coded_words<const N: usize>(taps: &[u64; N], prev: u64, w: u64) -> [u64; N] {
+    let mut coded = [0u64; N];
     for (c, &taps) in coded.iter_mut().zip(taps) {
         let mut t = taps;
         while t != 0 {
@@ -195,24 +257,69 @@ fn encode_word(taps: &[u64], prev: u64, w: u64, len: usize, out: &mut [u8]) -> u
             t &= t - 1;
         }
     }
-    // Interleave the generators a byte (8 stages) at a time and unpack.
-    for (j, dst) in out.chunks_mut(8 * n).enumerate() {
-        let mut mixed = 0u32;
-        for (i, c) in coded[..n].iter().enumerate() {
-            mixed |= SPREAD[n][((c >> (8 * j)) & 0xff) as usize] << i;
-        }
-        let mut bytes = [0u8; 32];
-        for (k, d) in bytes[..8 * n].chunks_exact_mut(8).enumerate() {
-            d.copy_from_slice(&BIT_BYTES[((mixed >> (8 * k)) & 0xff) as usize].to_le_bytes());
-        }
-        dst.copy_from_slice(&bytes[..dst.len()]);
+    coded
+}
+
+/// Whether the CPU has what `encode_2_avx512` enables.
+#[cfg(target_arch = "x86_64")]
+fn has_avx512_vbmi() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("avx512vbmi")
+}
+
+/// Byte k of the first 64 output bytes of a rate-1/2 word: the byte of
+/// stage k/2 of generator k mod 2, as an index into the two generators'
+/// spread bits (the second's from 64 on). The second 64 bytes take the
+/// same pattern 32 stages on.
+#[cfg(target_arch = "x86_64")]
+const INTERLEAVE_2: [u8; 64] = {
+    let mut t = [0u8; 64];
+    let mut k = 0;
+    while k < 64 {
+        t[k] = (k / 2 + 64 * (k % 2)) as u8;
+        k += 1;
     }
-    if len == 64 { w } else { (w << (64 - len)) | (prev >> len) }
+    t
+};
+
+/// [`encode_n`]`::<2>` with AVX-512, bit for bit (the encoder's tests run
+/// whichever this CPU takes; `avx512_encoder_matches_the_portable_one` both):
+/// a word of 64 input bits is one byte-to-mask test, each generator's 64
+/// output bits are spread to 0/1 bytes by a masked move, and one two-source
+/// byte permutation per 64 output bytes interleaves the generators.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+fn encode_2_avx512(taps: &[u64], mut prev: u64, bits: &[u8], out: &mut [u8]) -> u64 {
+    use std::arch::x86_64::*;
+    let taps: &[u64; 2] = taps.try_into().expect("a rate-1/2 code");
+    let one = _mm512_set1_epi8(1);
+    // SAFETY: INTERLEAVE_2 is 64 bytes, one unaligned vector load.
+    let lo = unsafe { _mm512_loadu_si512(INTERLEAVE_2.as_ptr().cast()) };
+    let hi = _mm512_add_epi8(lo, _mm512_set1_epi8(32));
+    let whole = bits.len() / 64 * 64;
+    for (c, o) in bits[..whole].chunks_exact(64).zip(out.chunks_exact_mut(128)) {
+        // SAFETY: `c` holds 64 bytes, one unaligned vector load.
+        let w = _mm512_test_epi8_mask(unsafe { _mm512_loadu_si512(c.as_ptr().cast()) }, one);
+        let [c0, c1] = coded_words(taps, prev, w);
+        let (g0, g1) = (_mm512_maskz_mov_epi8(c0, one), _mm512_maskz_mov_epi8(c1, one));
+        // SAFETY: `o` holds 128 bytes, two unaligned vector stores.
+        unsafe {
+            _mm512_storeu_si512(o.as_mut_ptr().cast(), _mm512_permutex2var_epi8(g0, lo, g1));
+            _mm512_storeu_si512(o[64..].as_mut_ptr().cast(), _mm512_permutex2var_epi8(g0, hi, g1));
+        }
+        prev = w;
+    }
+    encode_n::<2>(taps, prev, &bits[whole..], &mut out[2 * whole..])
 }
 
 impl Encoder for ConvEncoder {
     fn encode(&mut self, bits: &[u8], out: &mut Vec<u8>) -> CodeResult<()> {
         ConvEncoder::encode(self, bits, out)
+    }
+
+    fn encode_into(&mut self, bits: &[u8], out: &mut [u8]) -> CodeResult<Option<(usize, usize)>> {
+        ConvEncoder::encode_into(self, bits, out)
     }
 
     fn at_boundary(&self) -> bool {
@@ -295,6 +402,60 @@ mod tests {
             }
         }
         out
+    }
+
+    /// Bits that are 0 or 1 (as the encoder checks first) and lengths
+    /// around whole words.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx512_encoder_matches_the_portable_one() {
+        if !has_avx512_vbmi() {
+            eprintln!("skipped: this CPU lacks AVX-512 VBMI");
+            return;
+        }
+        let bits: Vec<u8> = (0..5000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 29 & 1) as u8).collect();
+        for code in [ConvCode::k7_171_133(), ConvCode::new(3, &[0o7, 0o5]).unwrap(), ConvCode::new(9, &[0o753, 0o561]).unwrap()] {
+            let enc = ConvEncoder::new(Arc::new(Trellis::new(&code)), EncoderMode::Streaming).unwrap();
+            for (len, prev) in [(5000, 0), (64, u64::MAX), (63, 0x1234_5678_9abc_def0), (129, 7), (1, 1 << 63), (0, 5)] {
+                let (mut want, mut got) = (vec![0u8; 2 * len], vec![0u8; 2 * len]);
+                let h_want = encode_n::<2>(&enc.taps, prev, &bits[..len], &mut want);
+                // SAFETY: the CPU has the features, checked above.
+                let h_got = unsafe { encode_2_avx512(&enc.taps, prev, &bits[..len], &mut got) };
+                assert_eq!((h_got, &got), (h_want, &want), "{} {len} bits", code.polys_octal());
+            }
+        }
+    }
+
+    #[test]
+    fn encode_into_fills_the_room_it_is_given() {
+        let bits: Vec<u8> = (0..3000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 29 & 1) as u8).collect();
+        for code in [ConvCode::k7_171_133(), ConvCode::k7_standard(3).unwrap(), ConvCode::k7_standard(4).unwrap()] {
+            let t = Arc::new(Trellis::new(&code));
+            let n = t.n();
+            let want = walk(&t, &bits, None);
+            let mut enc = ConvEncoder::new(t, EncoderMode::Streaming).unwrap();
+            let (mut got, mut at) = (Vec::new(), 0);
+            // Rooms that are not multiples of n, one too small for a bit, and
+            // more than the input needs.
+            for room in [n - 1, 7, 130, 1, 64 * n + 1, 10_000].into_iter().cycle() {
+                if at == bits.len() {
+                    break;
+                }
+                let mut out = vec![9u8; room];
+                let (took, wrote) = enc.encode_into(&bits[at..], &mut out).unwrap().unwrap();
+                assert_eq!((took, wrote), ((bits.len() - at).min(room / n), (bits.len() - at).min(room / n) * n));
+                assert!(out[wrote..].iter().all(|&b| b == 9), "wrote past its count");
+                got.extend_from_slice(&out[..wrote]);
+                at += took;
+            }
+            assert_eq!(got, want, "{}", code.polys_octal());
+            let err = enc.encode_into(&[0, 1, 2], &mut [0u8; 64]).unwrap_err();
+            assert!(err.to_string().contains("index 2 is 2"), "{err}");
+            // A bad bit beyond the room is not read yet.
+            assert_eq!(enc.encode_into(&[0, 2], &mut vec![0u8; n]).unwrap(), Some((1, n)));
+        }
+        let mut framed = ConvEncoder::new(k7(), EncoderMode::Terminated { frame: 10 }).unwrap();
+        assert_eq!(framed.encode_into(&[0, 1], &mut [0u8; 8]).unwrap(), None);
     }
 
     #[test]

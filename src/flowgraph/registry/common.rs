@@ -1,7 +1,7 @@
 //! The block kinds every chain shares, whatever the code: bits, BPSK over AWGN,
 //! LLRs and their quantizer, the error count and the throughput probe.
 
-use super::super::assembly::Assembly;
+use super::super::assembly::{Assembly, Node};
 use super::super::params::{Args, Literal, Param, ParamType};
 use super::groups::{LLR, SEED, by_llr, llr_type};
 use super::{Kind, Ports, StreamType, io};
@@ -9,7 +9,6 @@ use crate::blocks::{Pod, Awgn, BerSink, BerStop, BpskAwgn, BpskMapper, FileForma
 use crate::codes::channel::{Quantizer, Sample, noise_variance};
 use crate::codes::llr::Llr;
 use futuresdr::runtime::dev::CpuSample;
-use futuresdr::runtime::BlockId;
 use num_complex::Complex32;
 
 /// The kinds of this module.
@@ -80,7 +79,7 @@ pub(super) const KINDS: &[Kind] = &[
             Ok(io(Some(t), Some(t)))
         },
         add: |a, asm| {
-            fn add<S: Sample>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockId> {
+            fn add<S: Sample>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
                 let block = Awgn::<S>::new(a.real("ebn0_db")?, a.real("rate")?, a.count("seed")?);
                 asm.add(a.about("ebn0_db", block)?)
             }
@@ -101,7 +100,7 @@ pub(super) const KINDS: &[Kind] = &[
         ],
         ports: |a| Ok(io(Some(StreamType::U8), Some(llr_type(a)?))),
         add: |a, asm| {
-            fn add<T: Llr + CpuSample>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockId> {
+            fn add<T: Llr + CpuSample>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
                 let (ebn0, rate) = (a.real("ebn0_db")?, a.real("rate")?);
                 let variance = a.about("ebn0_db", noise_variance(ebn0, rate))?;
                 let quantizer = match a.real_opt("scale")? {
@@ -121,7 +120,7 @@ pub(super) const KINDS: &[Kind] = &[
         groups: &[&[EBN0, EFFECTIVE_RATE], SAMPLES],
         ports: |a| Ok(io(Some(sample_type(a)?), Some(StreamType::F32))),
         add: |a, asm| {
-            fn add<S: Sample>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockId> {
+            fn add<S: Sample>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
                 let block = a.about("ebn0_db", LlrDemapper::<S>::new(a.real("ebn0_db")?, a.real("rate")?))?;
                 asm.add(block.report_to(&asm.errors))
             }
@@ -230,12 +229,12 @@ fn file_stream(a: &Args) -> anyhow::Result<StreamType> {
     })
 }
 
-fn add_source<T: Pod + CpuSample>(a: &Args, asm: &mut Assembly, path: &str, format: FileFormat, repeat: bool) -> anyhow::Result<BlockId> {
+fn add_source<T: Pod + CpuSample>(a: &Args, asm: &mut Assembly, path: &str, format: FileFormat, repeat: bool) -> anyhow::Result<Node> {
     let block = a.about("path", FileSource::<T>::new(path, format, repeat))?;
     asm.add(block.report_to(&asm.errors))
 }
 
-fn add_sink<T: Pod + CpuSample>(a: &Args, asm: &mut Assembly, path: &str, format: FileFormat) -> anyhow::Result<BlockId> {
+fn add_sink<T: Pod + CpuSample>(a: &Args, asm: &mut Assembly, path: &str, format: FileFormat) -> anyhow::Result<Node> {
     let block = a.about("path", FileSink::<T>::new(path, format))?;
     asm.add(block.report_to(&asm.errors))
 }
@@ -261,9 +260,9 @@ fn sample_type(a: &Args) -> anyhow::Result<StreamType> {
 fn by_sample(
     a: &Args,
     asm: &mut Assembly,
-    real: impl FnOnce(&Args, &mut Assembly) -> anyhow::Result<BlockId>,
-    complex: impl FnOnce(&Args, &mut Assembly) -> anyhow::Result<BlockId>,
-) -> anyhow::Result<BlockId> {
+    real: impl FnOnce(&Args, &mut Assembly) -> anyhow::Result<Node>,
+    complex: impl FnOnce(&Args, &mut Assembly) -> anyhow::Result<Node>,
+) -> anyhow::Result<Node> {
     match sample_type(a)? {
         StreamType::Cf32 => complex(a, asm),
         _ => real(a, asm),

@@ -1,7 +1,7 @@
 //! The convolutional family's block kinds: encoder, puncturer, depuncturer,
 //! the framer of Viterbi tiles (or frames), and the Viterbi decoder.
 
-use super::super::assembly::Assembly;
+use super::super::assembly::{Assembly, Node};
 use super::super::params::{Args, Literal, Param, ParamType};
 use super::groups::{BACKEND, DECODER_BLOCK, LLR, backend_options, build_decoder, by_llr, decoder_options, decoder_ports, llr_type, same_llr_in_out};
 use super::{Kind, StreamType, io};
@@ -10,7 +10,6 @@ use crate::codes::conv::{self, ConvCode, EncoderMode, FrameConfig, MAX_K, MAX_N,
 use crate::codes::framing::{BlockCutter, Cutter, MAX_UNIT_ITEMS};
 use crate::codes::llr::Llr;
 use crate::gpu::{ViterbiTuning, viterbi_decoder};
-use futuresdr::runtime::BlockId;
 use std::sync::Arc;
 
 /// The kinds of this module.
@@ -37,7 +36,8 @@ pub(super) const KINDS: &[Kind] = &[
         add: |a, asm| {
             let p = pattern(a)?;
             let n = n(a)?;
-            asm.add(a.about("pattern", Puncture::new(p, n))?)
+            let block = a.about("pattern", Puncture::new(p.clone(), n))?;
+            if p.is_identity() { asm.wire::<Puncture>() } else { asm.add(block) }
         },
     },
     Kind {
@@ -46,11 +46,14 @@ pub(super) const KINDS: &[Kind] = &[
         groups: &[LLR, &[N, RATE_NAME, PATTERN, DEPUNCTURE, TILE]],
         ports: same_llr_in_out,
         add: |a, asm| {
-            fn add<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockId> {
+            fn add<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
                 let n = n(a)?;
                 // With depuncture = "decoder" the stream passes unchanged.
                 let p = punctured(a, "block", n)?.unwrap_or_else(|| PuncturePattern::none(n));
-                asm.add(a.about("pattern", Depuncture::<T>::new(p, n))?.report_to(&asm.errors))
+                let block = a.about("pattern", Depuncture::<T>::new(p.clone(), n))?.report_to(&asm.errors);
+                // A stream that ends inside a stage is still refused, by the
+                // cutter of the framer or decoder that reads it.
+                if p.is_identity() { asm.wire::<Depuncture<T>>() } else { asm.add(block) }
             }
             by_llr(a, asm, add::<i8>, add::<f32>)
         },
@@ -82,7 +85,7 @@ pub(super) const KINDS: &[Kind] = &[
         ],
         ports: same_llr_in_out,
         add: |a, asm| {
-            fn add<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockId> {
+            fn add<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
                 let cutter: Box<dyn Cutter<T>> = if a.text("units")? == "tiles" {
                     tiler(a, tile(a)?, n(a)?)?
                 } else {
@@ -235,7 +238,7 @@ fn frame(a: &Args) -> anyhow::Result<Option<FrameConfig>> {
     }
 }
 
-fn add_viterbi<T: ViterbiLlr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockId> {
+fn add_viterbi<T: ViterbiLlr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
     let trellis = trellis(a)?;
     let n = trellis.n();
     let frame = frame(a)?;

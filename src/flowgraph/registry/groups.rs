@@ -2,13 +2,12 @@
 //! decoder runs (backend, CPU threads, GPU pipeline), what the decoder block
 //! does besides decoding, and the LLR type of a stream.
 
-use super::super::assembly::Assembly;
+use super::super::assembly::{Assembly, Node};
 use super::super::params::{Args, Literal, Param, ParamType};
 use super::{Ports, StreamType, io};
 use crate::blocks::{DEFAULT_MAX_LATENCY, DecoderOptions};
 use crate::codes::conv::viterbi::MAX_THREADS;
 use crate::gpu::{Backend, BackendOptions, DEFAULT_SLOTS, MAX_HOST_THREADS, MAX_SLOTS, PipelineOptions};
-use futuresdr::runtime::BlockId;
 use std::time::Duration;
 
 /// Most work units a GPU batch may be asked to hold (the pipeline also bounds
@@ -87,9 +86,9 @@ pub(super) fn llr_type(a: &Args) -> anyhow::Result<StreamType> {
 pub(super) fn by_llr(
     a: &Args,
     asm: &mut Assembly,
-    i8: impl FnOnce(&Args, &mut Assembly) -> anyhow::Result<BlockId>,
-    f32: impl FnOnce(&Args, &mut Assembly) -> anyhow::Result<BlockId>,
-) -> anyhow::Result<BlockId> {
+    i8: impl FnOnce(&Args, &mut Assembly) -> anyhow::Result<Node>,
+    f32: impl FnOnce(&Args, &mut Assembly) -> anyhow::Result<Node>,
+) -> anyhow::Result<Node> {
     match llr_type(a)? {
         StreamType::I8 => i8(a, asm),
         _ => f32(a, asm),

@@ -9,9 +9,8 @@ mod conv;
 mod groups;
 mod turbo;
 
-use super::assembly::Assembly;
+use super::assembly::{Assembly, Node};
 use super::params::{Args, Param};
-use futuresdr::runtime::BlockId;
 
 /// The item type of a stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +70,7 @@ pub struct Kind {
     /// Its ports, which may depend on its parameters.
     pub(crate) ports: fn(&Args) -> anyhow::Result<Ports>,
     /// Add the block to the flowgraph being assembled.
-    pub(crate) add: fn(&Args, &mut Assembly) -> anyhow::Result<BlockId>,
+    pub(crate) add: fn(&Args, &mut Assembly) -> anyhow::Result<Node>,
 }
 
 impl Kind {

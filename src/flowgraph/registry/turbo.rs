@@ -3,7 +3,7 @@
 //! turbo decoder of either (its units come from a `Framer` with `units =
 //! "blocks"` and `block_llrs` = 3K + 12 or G, or from the stream itself).
 
-use super::super::assembly::Assembly;
+use super::super::assembly::{Assembly, Node};
 use super::super::params::{Args, Literal, Param, ParamType};
 use super::groups::{BACKEND, DECODER_BLOCK, LLR, backend_options, build_decoder, by_llr, decoder_options, decoder_ports, llr_type};
 use super::{Kind, StreamType, io};
@@ -14,7 +14,6 @@ use crate::codes::llr::Llr;
 use crate::codes::turbo::decoder::{MAX_ITERATIONS, Precision};
 use crate::codes::turbo::{self, DecoderConfig, EarlyStop, MAX_A, MAX_G, MaxStar, TransportBlock, TurboCode};
 use crate::gpu::{Choice, Dematching, transport_decoder, turbo_decoder};
-use futuresdr::runtime::BlockId;
 
 /// The kinds of this module.
 pub(super) const KINDS: &[Kind] = &[
@@ -152,7 +151,7 @@ fn config(a: &Args, tb: Option<&TransportBlock>, codes: &[TurboCode]) -> anyhow:
     Ok(cfg)
 }
 
-fn add_decoder<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<BlockId> {
+fn add_decoder<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
     let tb = transport(a)?;
     let codes = match &tb {
         Some(tb) => tb.codes(),
