@@ -262,9 +262,10 @@ fn gpu_matches_on_adversarial_inputs() {
 /// Units of a stream cut in place (one stride apart, overlapping) go to the
 /// device from where they lie, page-locked there, and decode to the CPU
 /// model's bits: whole and punctured-on-load streams, i8 and f32, a region
-/// starting off a page and line boundary, the same memory rewritten between
-/// batches (the copy must read it afresh), a NaN in the region, and a batch
-/// that is not one stride apart (staged instead).
+/// starting off a page and line boundary, new data in the same memory every
+/// batch, the memory overwritten as soon as `reused_read` says it was read
+/// (before the results are collected), packed output, a NaN in the region,
+/// and a batch that is not one stride apart (staged instead).
 #[test]
 fn gpu_decodes_units_where_they_lie() {
     if !have_gpu("gpu_decodes_units_where_they_lie") {
@@ -273,53 +274,60 @@ fn gpu_decodes_units_where_they_lie() {
     fn run<T: ViterbiLlr>(case: &Case, offset: usize, draw: impl Fn(&mut SmallRng) -> T) -> Result<(), String> {
         let trellis = Arc::new(Trellis::new(&ConvCode::new(case.k, &case.polys).unwrap()));
         let p = pattern(case, trellis.n());
-        let mut gpu = gpu_decoder::<T>(&trellis, case).map_err(|e| format!("{e:#}"))?;
-        let unit = gpu.shapes()[0].items;
+        let unit = if case.on_load { Tiler::<T>::punctured(case.tile, p.clone()).unwrap().unit_len() } else { Tiler::<T>::new(case.tile, trellis.n()).unit_len() };
         let stride = case.tile.group * case.tile.f / p.period() * p.kept_per_period();
         let units = case.batch_units;
+        // Declared before the decoder, so that it outlives the decoder's lock on its pages.
         let mut stream = vec![T::default(); offset + (units - 1) * stride + unit];
         let spans: Vec<UnitSpan> = (0..units).map(|u| UnitSpan { start: offset + u * stride, len: unit, format: 0 }).collect();
-        let mut r = SmallRng::seed_from_u64(offset as u64);
-        let mut last = Vec::new();
-        for round in 0..3 {
-            stream.iter_mut().for_each(|x| *x = draw(&mut r));
-            let batch = Batch::spans(&stream, &spans).unwrap();
-            let direct = gpu.submit_reused(&batch).map_err(|e| format!("round {round}: {e:#}"))?;
-            if !direct {
-                return Err(format!("{case:?} {}: round {round} was staged, not copied where it lies", T::NAME));
-            }
-            gpu.reused_read().map_err(|e| format!("{e:#}"))?;
-            let mut got = Decoded::default();
-            gpu.collect(&mut got).map_err(|e| format!("{e:#}"))?;
-            let copied: Vec<T> = (0..units).flat_map(|u| batch.unit(u).to_vec()).collect();
+        let mut gpu = gpu_decoder::<T>(&trellis, case).map_err(|e| format!("{e:#}"))?;
+        if gpu.shapes()[0].items != unit {
+            return Err(format!("the decoder's unit is {} items, the tiler's {unit}", gpu.shapes()[0].items));
+        }
+        let cpu_bits = |units_items: &[T]| {
             let plain = Box::new(CpuViterbi::<T>::new(trellis.clone(), ViterbiMode::Tiled(case.tile), 0).unwrap());
             let mut cpu: Box<dyn BatchDecoder<T>> =
                 if case.on_load { Box::new(DepuncturedUnits::new(plain, case.tile, p.clone()).unwrap()) } else { plain };
             let mut want = Vec::new();
-            cpu.decode_all(&copied, &mut want).unwrap();
-            if got.bits != want {
-                return Err(format!("{case:?} {} offset {offset} round {round}: bits differ from the CPU model", T::NAME));
+            cpu.decode_all(units_items, &mut want).unwrap();
+            want
+        };
+        let copy_units = |stream: &[T]| -> Vec<T> { spans.iter().flat_map(|s| stream[s.start..s.start + s.len].to_vec()).collect() };
+        let mut r = SmallRng::seed_from_u64(offset as u64);
+        for round in 0..4 {
+            stream.iter_mut().for_each(|x| *x = draw(&mut r));
+            let sent = copy_units(&stream);
+            if round == 3 && !gpu.pack_bits() {
+                return Err(format!("f = {} is whole bytes, yet the decoder will not pack", case.tile.f));
             }
-            last = want;
+            // SAFETY: `stream` outlives the decoder and is not written until `reused_read`.
+            let direct = unsafe { gpu.submit_reused(&Batch::spans(&stream, &spans).unwrap()) }.map_err(|e| format!("round {round}: {e:#}"))?;
+            if !direct {
+                return Err(format!("{case:?} {}: round {round} was staged, not copied where it lies", T::NAME));
+            }
+            gpu.reused_read().map_err(|e| format!("{e:#}"))?;
+            // Read, so the memory is the caller's again: new data must not reach this batch.
+            stream.iter_mut().for_each(|x| *x = draw(&mut r));
+            let mut got = Decoded::default();
+            gpu.collect(&mut got).map_err(|e| format!("{e:#}"))?;
+            let want = cpu_bits(&sent);
+            let same = if round < 3 {
+                got.bits == want
+            } else {
+                // Asked to pack (f is a multiple of 8): the bits as MSB-first bytes.
+                let mut bytes = vec![0u8; want.len().div_ceil(8)];
+                gpufec::codes::packed::par_pack_msb(&want, &mut bytes);
+                got.packed == bytes && got.bits.is_empty()
+            };
+            if !same {
+                return Err(format!("{case:?} {} offset {offset} round {round}: the decoded bits differ from the CPU model's", T::NAME));
+            }
         }
-        // Asked to pack (f is a multiple of 8), the same batch comes back as MSB-first bytes.
-        if !gpu.pack_bits() {
-            return Err(format!("f = {} is whole bytes, yet the decoder will not pack", case.tile.f));
-        }
-        gpu.submit_reused(&Batch::spans(&stream, &spans).unwrap()).map_err(|e| format!("{e:#}"))?;
-        gpu.reused_read().map_err(|e| format!("{e:#}"))?;
-        let mut got = Decoded::default();
-        gpu.collect(&mut got).map_err(|e| format!("{e:#}"))?;
-        let mut want = vec![0u8; last.len().div_ceil(8)];
-        gpufec::codes::packed::par_pack_msb(&last, &mut want);
-        if got.packed != want || !got.bits.is_empty() {
-            return Err(format!("{case:?} {}: packed bytes differ from the CPU model's bits packed", T::NAME));
-        }
-        // Units not one stride apart are staged, with the same bits.
+        // Units not one stride apart are staged.
         let mut uneven = spans.clone();
         uneven[units - 1].start -= 1;
-        let batch = Batch::spans(&stream, &uneven).unwrap();
-        if gpu.submit_reused(&batch).map_err(|e| format!("{e:#}"))? {
+        // SAFETY: as above.
+        if unsafe { gpu.submit_reused(&Batch::spans(&stream, &uneven).unwrap()) }.map_err(|e| format!("{e:#}"))? {
             return Err("units one item out of step went where they lie".into());
         }
         gpu.collect(&mut Decoded::default()).map_err(|e| format!("{e:#}"))?;
@@ -338,14 +346,15 @@ fn gpu_decodes_units_where_they_lie() {
     }
     // A NaN in the region is named, as staging names it.
     let trellis = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
-    let mut gpu = gpu_decoder::<f32>(&trellis, &whole).unwrap();
-    let unit = gpu.shapes()[0].items;
+    let unit = Tiler::<f32>::new(whole.tile, 2).unit_len();
     let stride = whole.tile.group * whole.tile.f * 2;
     let mut stream = vec![1.0f32; stride + unit];
     stream[stride + 5] = f32::NAN;
+    let mut gpu = gpu_decoder::<f32>(&trellis, &whole).unwrap();
     let spans = [UnitSpan { start: 0, len: unit, format: 0 }, UnitSpan { start: stride, len: unit, format: 0 }];
-    let e = gpu.submit_reused(&Batch::spans(&stream, &spans).unwrap()).unwrap_err();
-    assert!(format!("{e:#}").contains("NaN") || format!("{e:#}").contains("not finite"), "{e:#}");
+    // SAFETY: `stream` outlives the decoder.
+    let e = unsafe { gpu.submit_reused(&Batch::spans(&stream, &spans).unwrap()) }.unwrap_err();
+    assert!(format!("{e:#}").contains("NaN"), "{e:#}");
     assert!(errs.is_empty(), "{}", errs.join("\n"));
 }
 

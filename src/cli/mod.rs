@@ -68,6 +68,9 @@ enum Bench {
 /// The `gpufec` command: parse the command line, run, and turn the outcome
 /// into an exit status (0; 1 with one `error: ...` line; 2 for a command line
 /// the parser rejects; 130 after Ctrl-C, with the summary of what was counted).
+///
+/// Call it first thing in a program's `main`, before any other thread
+/// starts: it may set `TMPDIR` (see `buffers_in_shared_memory`).
 pub fn main() -> ExitCode {
     buffers_in_shared_memory();
     let cli = Cli::parse();

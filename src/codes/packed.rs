@@ -140,7 +140,7 @@ pub fn unpack_units(words: &[u32], unit_words: usize, out: &mut [MaybeUninit<u8>
 /// straight to a packed stream, without a byte per bit in between.
 ///
 /// # Panics
-/// When a unit asks more bytes than its words hold.
+/// When a unit asks more bytes than its words hold, or no bytes at all.
 ///
 /// # Example
 /// ```
@@ -152,7 +152,7 @@ pub fn unpack_units(words: &[u32], unit_words: usize, out: &mut [MaybeUninit<u8>
 /// ```
 pub fn units_to_msb_bytes(words: &[u32], unit_words: usize, unit_bytes: usize, out: &mut Vec<u8>) {
     use rayon::prelude::*;
-    assert!(unit_bytes <= 4 * unit_words, "{unit_bytes} bytes asked of units of {unit_words} words");
+    assert!(unit_bytes > 0 && unit_bytes <= 4 * unit_words, "{unit_bytes} bytes asked of units of {unit_words} words");
     let units = words.len() / unit_words.max(1);
     let at = out.len();
     out.resize(at + units * unit_bytes, 0);

@@ -330,6 +330,16 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
         anyhow::ensure!(self.in_flight < self.slots.len(), "every pipeline slot is busy; collect a batch first");
         self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
         let item = std::mem::size_of::<I>();
+        {
+            // Sizes first: nothing is locked for a batch that cannot go.
+            let slot = &self.slots[self.head];
+            anyhow::ensure!(std::mem::size_of_val(input) <= slot.dev_in.bytes(), "batch input larger than the slot");
+            anyhow::ensure!(out_len <= slot.host_out.as_slice().len(), "batch output larger than the slot");
+            anyhow::ensure!(
+                status_len <= slot.status.as_ref().map_or(0, |(_, h)| h.as_slice().len()),
+                "batch status larger than the slot"
+            );
+        }
         let Some(pieces) = self.registered.pieces(input.as_ptr() as usize, std::mem::size_of_val(input)) else {
             return Ok(false);
         };
@@ -339,12 +349,6 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
         let pieces: Vec<_> = pieces.into_iter().map(|r| (r.start - base) / item..(r.end - base) / item).collect();
         let poison = self.poison;
         let slot = &mut self.slots[self.head];
-        anyhow::ensure!(std::mem::size_of_val(input) <= slot.dev_in.bytes(), "batch input larger than the slot");
-        anyhow::ensure!(out_len <= slot.host_out.as_slice().len(), "batch output larger than the slot");
-        anyhow::ensure!(
-            status_len <= slot.status.as_ref().map_or(0, |(_, h)| h.as_slice().len()),
-            "batch status larger than the slot"
-        );
         let s = slot.stream.cu_stream();
         slot.h2d[0][0].record(s)?;
         let queued = (|| {
@@ -352,7 +356,7 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
                 // SAFETY: the piece lies inside `input` (checked by the slice
                 // index) and inside one registration; the device buffer holds
                 // all of `input` (checked above). The caller keeps `input`
-                // unchanged until this returns, after the copy is done.
+                // unchanged until `registered_read` has waited for this copy.
                 unsafe { result::memcpy_htod_async(slot.dev_in.ptr() + (piece.start * item) as u64, &input[piece.clone()], s) }
                     .map_err(cuda("host→device copy"))?;
             }

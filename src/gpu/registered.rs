@@ -17,8 +17,8 @@ use std::ops::Range;
 use std::sync::Arc;
 
 /// Most bytes registered at once: a FutureSDR double-mapped stream buffer in
-/// front of a decoder block (8 batches of 32 MiB, seen through both of its
-/// mappings) with room to spare; a caller whose regions keep moving past
+/// front of a decoder block (three batches of 32 MiB, seen through both of
+/// its mappings) many times over; a caller whose regions keep moving past
 /// this is not reusing its memory, and stages instead.
 pub(crate) const MAX_REGISTERED_BYTES: usize = 2 << 30;
 

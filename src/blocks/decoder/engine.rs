@@ -90,7 +90,9 @@ impl<T: CpuSample + Copy> Engine<T> {
             "soft output was asked of a decoder that gives hard decisions only ({})",
             decoder.describe()
         );
-        let packs = options.packed && decoder.pack_bits();
+        // Only a cutter that cuts in place (Tiler, fixed blocks) pads nothing
+        // but the stream's last unit, which packed units need.
+        let packs = options.packed && cutter.cuts_in_place() && decoder.pack_bits();
         Ok(Self {
             cutter,
             decoder,
@@ -404,7 +406,15 @@ impl<T: CpuSample + Copy> Engine<T> {
         let batch = Batch::spans(items, spans)?;
         let first = units.first().map_or(0, |u| u.origin);
         let t = Instant::now();
-        let direct = if in_place { decoder.submit_reused(&batch) } else { decoder.submit(&batch).map(|()| false) }
+        let direct = if in_place {
+            // SAFETY: `items` is the block's input buffer, which lives as long
+            // as the block; it is consumed only after `reused_read`, and the
+            // decoder forgets it at the end of the stream or is dropped first
+            // (the engine is declared before the block's input).
+            unsafe { decoder.submit_reused(&batch) }
+        } else {
+            decoder.submit(&batch).map(|()| false)
+        }
             .with_context(|| format!("decoding the units from stream item {first} on"))?;
         stats.add_submit(t.elapsed(), direct);
         Ok(())

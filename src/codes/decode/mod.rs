@@ -96,7 +96,14 @@ pub trait BatchDecoder<T: Copy + Send + Sync>: Send {
     /// unchanged until [`reused_read`](Self::reused_read) returns. Says
     /// whether they go from where they lie (`false`: staged as by `submit`,
     /// read on return).
-    fn submit_reused(&mut self, batch: &Batch<'_, T>) -> CodeResult<bool> {
+    ///
+    /// # Safety
+    /// The memory of `batch`'s items (and the rest of its pages) must stay
+    /// mapped and unchanged until `reused_read` returns, and must not be
+    /// freed, or reused for other memory at the same addresses, before
+    /// `forget_reused` or the decoder's drop: a decoder that locked the pages
+    /// knows them by address, and would copy from the old pages.
+    unsafe fn submit_reused(&mut self, batch: &Batch<'_, T>) -> CodeResult<bool> {
         self.submit(batch).map(|()| false)
     }
 

@@ -286,7 +286,7 @@ impl<T: Llr> BatchDecoder<T> for GpuViterbi<T> {
     /// lies, page-locked, and the kernel reads unit u at u · stride, so that
     /// neither a host copy nor the padding to the pitch remains. Other
     /// batches, and memory the driver will not lock, are staged.
-    fn submit_reused(&mut self, batch: &Batch<'_, T>) -> CodeResult<bool> {
+    unsafe fn submit_reused(&mut self, batch: &Batch<'_, T>) -> CodeResult<bool> {
         let units = check_batch(batch, &self.shape, self.limit())?;
         let Some((region, stride)) = strided_region(batch, units, self.shape[0].items) else {
             return self.submit(batch).map(|()| false);
