@@ -16,6 +16,9 @@ use std::sync::Arc;
 /// or so, small enough to keep latency low.
 pub const DEFAULT_BATCH_UNITS: usize = 256;
 
+/// Pieces of a batch per decoder thread, handed to whichever thread is free.
+const PIECES_PER_THREAD: usize = 8;
+
 /// Most decoder threads one CPU decoder takes.
 pub const MAX_THREADS: usize = 1024;
 
@@ -131,11 +134,17 @@ impl<T: ViterbiLlr> CpuViterbi<T> {
             ViterbiMode::Tiled(t) => (units * t.group, t.f),
             ViterbiMode::Frame(f) => (units, f.frame),
         };
-        let per_thread = jobs.div_ceil(self.scratch.len()).max(1);
+        // Pieces of a few jobs each, taken by whichever thread is free: a
+        // thread whose core is shared with other blocks of a flowgraph then
+        // takes fewer, instead of leaving the other core idle at the end of
+        // every batch while it finishes a fixed half (the 2-core machine's
+        // AWGN flowgraph: BENCHMARKS.md, tenth session).
+        let threads = self.scratch.len();
+        let per_piece = jobs.div_ceil(PIECES_PER_THREAD * threads).max(1);
         let (trellis, mode, record, kernel) = (&*self.trellis, &self.mode, &self.record[..], &self.kernel);
         let n = trellis.n();
-        let work = out.chunks_mut(per_thread * job_bits).enumerate().zip(self.scratch.iter_mut());
-        let run = move |((chunk, outp), ws): ((usize, &mut [u8]), &mut Workspace<T::Metric>)| {
+        let pieces = std::sync::Mutex::new(out.chunks_mut(per_piece * job_bits).enumerate());
+        let run = |ws: &mut Workspace<T::Metric>| {
             // The LLRs of a job: one tile of a unit, or one frame.
             let job_llrs = |job: usize| match mode {
                 ViterbiMode::Tiled(tile) => {
@@ -145,21 +154,26 @@ impl<T: ViterbiLlr> CpuViterbi<T> {
                 }
                 ViterbiMode::Frame(_) => batch.unit(job),
             };
-            let mut jobs = outp.chunks_mut(job_bits).enumerate().map(|(i, bits)| (job_llrs(chunk * per_thread + i), bits));
-            // Two jobs at a time (see `simd::STREAMS`).
-            while let Some((a, bits_a)) = jobs.next() {
-                match jobs.next() {
-                    Some((b, bits_b)) => kernel.decode(trellis, mode, record, [a, b], ws, [bits_a, bits_b]),
-                    None => kernel.decode(trellis, mode, record, [a], ws, [bits_a]),
+            loop {
+                let next = pieces.lock().unwrap_or_else(std::sync::PoisonError::into_inner).next();
+                let Some((piece, outp)) = next else { break };
+                let mut jobs = outp.chunks_mut(job_bits).enumerate().map(|(i, bits)| (job_llrs(piece * per_piece + i), bits));
+                // Two jobs at a time (see `simd::STREAMS`).
+                while let Some((a, bits_a)) = jobs.next() {
+                    match jobs.next() {
+                        Some((b, bits_b)) => kernel.decode(trellis, mode, record, [a, b], ws, [bits_a, bits_b]),
+                        None => kernel.decode(trellis, mode, record, [a], ws, [bits_a]),
+                    }
                 }
             }
         };
-        if jobs <= per_thread {
-            work.for_each(run);
+        if jobs <= per_piece || threads == 1 {
+            run(&mut self.scratch[0]);
         } else {
             std::thread::scope(|s| {
-                for w in work {
-                    s.spawn(move || run(w));
+                let run = &run;
+                for ws in self.scratch.iter_mut().take(jobs.div_ceil(per_piece)) {
+                    s.spawn(move || run(ws));
                 }
             });
         }
