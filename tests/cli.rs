@@ -379,6 +379,22 @@ fn turbo_commands_run_and_refuse_bad_values() {
         fails(&a, want);
     }
     fails(&["ber", "turbo", "--ebn0", "100"], &["--ebn0", "100 dB"]);
+    // The benchmark's transport-block options are checked the same way, before anything is allocated.
+    for (args, want) in [
+        (&["--tbs", "0"][..], &["--tbs", "0 bits"][..]),
+        (&["--tbs", "1e12"], &["--tbs", "above the 1048552"]),
+        (&["--tbs", "100", "--coded", "0"], &["G = 0"]),
+    ] {
+        let mut a = vec!["bench", "turbo"];
+        a.extend_from_slice(args);
+        fails(&a, want);
+    }
+    // Values the parser refuses: an unknown or empty de-rate-matching, a count that is no number.
+    for cmd in ["ber", "bench"] {
+        rejected(&[cmd, "turbo", "--tbs", "100", "--dematch", "gpu"], "de-rate-matching 'gpu' is not one of host, on-load");
+        rejected(&[cmd, "turbo", "--tbs", "100", "--dematch", ""], "de-rate-matching '' is not one of host, on-load");
+        rejected(&[cmd, "turbo", "--tbs", "100", "--coded", "NaN"], "'NaN' is not a count");
+    }
     // No GPU where the tests run: the one-line reason, naming the option.
     if no_gpu() {
         fails(&["bench", "turbo", "--backend", "gpu"], &["--backend gpu: "]);
