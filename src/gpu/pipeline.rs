@@ -291,26 +291,42 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
         status_len: usize,
         launch: impl FnOnce(sys::CUstream, &SlotBuffers) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
-        anyhow::ensure!(self.in_flight < self.slots.len(), "every pipeline slot is busy; collect a batch first");
-        self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
+        self.check_slot(0, out_len, status_len)?;
         let poison = self.poison;
         let slot = &mut self.slots[self.head];
-        anyhow::ensure!(out_len <= slot.host_out.as_slice().len(), "batch output larger than the slot");
-        anyhow::ensure!(
-            status_len <= slot.status.as_ref().map_or(0, |(_, h)| h.as_slice().len()),
-            "batch status larger than the slot"
-        );
         slot.copy_in(&self.host, parts, part_len, fill)?;
         if let Err(e) = slot.launch_and_copy_out(poison, out_len, status_len, launch) {
             // The copies in may still read the staging: wait for them before the slot is reused.
             let _ = slot.stream.synchronize();
             return Err(e);
         }
+        self.queued(out_len, status_len);
+        Ok(())
+    }
+
+    /// Check that the next slot is free and holds `in_bytes` of device
+    /// input, `out_len` output items and `status_len` status words, and
+    /// make the context current.
+    fn check_slot(&self, in_bytes: usize, out_len: usize, status_len: usize) -> anyhow::Result<()> {
+        anyhow::ensure!(self.in_flight < self.slots.len(), "every pipeline slot is busy; collect a batch first");
+        self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
+        let slot = &self.slots[self.head];
+        anyhow::ensure!(in_bytes <= slot.dev_in.bytes(), "batch input larger than the slot");
+        anyhow::ensure!(out_len <= slot.host_out.as_slice().len(), "batch output larger than the slot");
+        anyhow::ensure!(
+            status_len <= slot.status.as_ref().map_or(0, |(_, h)| h.as_slice().len()),
+            "batch status larger than the slot"
+        );
+        Ok(())
+    }
+
+    /// The next slot's batch is queued: it is in flight, and the slot after is next.
+    fn queued(&mut self, out_len: usize, status_len: usize) {
+        let slot = &mut self.slots[self.head];
         slot.out_len = out_len;
         slot.status_len = status_len;
         self.head = (self.head + 1) % self.slots.len();
         self.in_flight += 1;
-        Ok(())
     }
 
     /// Like [`Self::submit`] for input in memory the caller reuses batch
@@ -327,19 +343,9 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
         status_len: usize,
         launch: impl FnOnce(sys::CUstream, &SlotBuffers) -> anyhow::Result<()>,
     ) -> anyhow::Result<bool> {
-        anyhow::ensure!(self.in_flight < self.slots.len(), "every pipeline slot is busy; collect a batch first");
-        self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
+        // Sizes first: nothing is locked for a batch that cannot go.
+        self.check_slot(std::mem::size_of_val(input), out_len, status_len)?;
         let item = std::mem::size_of::<I>();
-        {
-            // Sizes first: nothing is locked for a batch that cannot go.
-            let slot = &self.slots[self.head];
-            anyhow::ensure!(std::mem::size_of_val(input) <= slot.dev_in.bytes(), "batch input larger than the slot");
-            anyhow::ensure!(out_len <= slot.host_out.as_slice().len(), "batch output larger than the slot");
-            anyhow::ensure!(
-                status_len <= slot.status.as_ref().map_or(0, |(_, h)| h.as_slice().len()),
-                "batch status larger than the slot"
-            );
-        }
         let Some(pieces) = self.registered.pieces(input.as_ptr() as usize, std::mem::size_of_val(input)) else {
             return Ok(false);
         };
@@ -368,11 +374,8 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
             let _ = slot.stream.synchronize();
             return Err(e);
         }
-        slot.out_len = out_len;
-        slot.status_len = status_len;
         self.unread.push(self.head);
-        self.head = (self.head + 1) % self.slots.len();
-        self.in_flight += 1;
+        self.queued(out_len, status_len);
         Ok(true)
     }
 
