@@ -1,6 +1,6 @@
-//! Multi-threaded CPU Viterbi decoder: tiles or frames spread over all cores,
-//! each thread with its own reusable scratch memory, the forward pass on the
-//! fastest SIMD level the CPU has.
+//! Multi-threaded CPU Viterbi decoder: tiles or frames spread over all cores
+//! on rayon's threads, each task with its own reusable scratch memory, the
+//! forward pass on the fastest SIMD level the CPU has.
 
 use crate::codes::conv::code::Trellis;
 use crate::codes::conv::viterbi::config::ViterbiMode;
@@ -59,8 +59,9 @@ pub struct CpuViterbi<T: ViterbiLlr> {
 }
 
 impl<T: ViterbiLlr> CpuViterbi<T> {
-    /// Decoder using `threads` threads (0 = all available cores, at most
-    /// [`MAX_THREADS`]).
+    /// Decoder running up to `threads` tasks at once on rayon's threads (0 =
+    /// all available cores, at most [`MAX_THREADS`]); with 1 it decodes on
+    /// the caller's thread.
     pub fn new(trellis: Arc<Trellis>, mode: ViterbiMode, threads: usize) -> CodeResult<Self> {
         let threads = if threads == 0 {
             std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -107,7 +108,7 @@ impl<T: ViterbiLlr> CpuViterbi<T> {
         self
     }
 
-    /// Threads used.
+    /// Tasks a batch is decoded by (at most rayon's threads run at once).
     pub fn threads(&self) -> usize {
         self.scratch.len()
     }
@@ -170,10 +171,15 @@ impl<T: ViterbiLlr> CpuViterbi<T> {
         if jobs <= per_piece || threads == 1 {
             run(&mut self.scratch[0]);
         } else {
-            std::thread::scope(|s| {
+            // On rayon's threads, which live as long as the process: threads
+            // spawned for every batch cost the 2-core machine 8 % of the
+            // decoder's own `bench` figure and 9 % of the AWGN flowgraph
+            // (BENCHMARKS.md, eleventh session). A flowgraph's channel shares
+            // the pool, so the two never run more threads than cores.
+            rayon::scope(|s| {
                 let run = &run;
                 for ws in self.scratch.iter_mut().take(jobs.div_ceil(per_piece)) {
-                    s.spawn(move || run(ws));
+                    s.spawn(move |_| run(ws));
                 }
             });
         }

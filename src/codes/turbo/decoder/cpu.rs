@@ -199,7 +199,7 @@ struct Run<'a, 'b, T: Llr> {
 }
 
 impl<T: Llr> Run<'_, '_, T> {
-    /// Decode the batch in groups of L blocks, on up to `threads` threads
+    /// Decode the batch in groups of L blocks, in up to `threads` tasks on rayon's threads
     /// (making the groups' scratch as needed), into `bits`, `soft` and `results`.
     fn jobs<M: Metric, const L: usize>(&self, groups: &mut Vec<Group<M, L>>, bits: &mut [u8], soft: Option<&mut [f32]>, results: &mut [BlockResult]) {
         let (k, n) = (self.code.k(), self.code.coded_len());
@@ -215,9 +215,11 @@ impl<T: Llr> Run<'_, '_, T> {
         while groups.len() < workers {
             groups.push(Group::new(self.code, self.cfg));
         }
-        std::thread::scope(|s| {
+        // On rayon's threads, as the Viterbi decoder (`CpuViterbi`), not
+        // threads spawned for every batch.
+        rayon::scope(|s| {
             for (mine, group) in jobs.chunks_mut(per_thread).zip(groups.iter_mut()) {
-                s.spawn(move || {
+                s.spawn(move |_| {
                     let mut llrs: Vec<Vec<f32>> = (0..L).map(|_| Vec::with_capacity(n)).collect();
                     for job in mine {
                         let lanes = job.results.len();
