@@ -17,7 +17,6 @@ use crate::codes::turbo::decoder::Precision;
 use crate::codes::turbo::qpp::{Interleaver, Qpp};
 use crate::codes::turbo::Rsc;
 use crate::gpu::{Backend, BackendOptions, Choice, Dematching, GpuTurbo, PipelineOptions, transport_decoder, turbo_decoder};
-use std::cell::RefCell;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use serde_json::{Map, Value};
@@ -239,23 +238,18 @@ pub fn ber(a: BerTurboArgs) -> anyhow::Result<bool> {
     let (sent, cfg) = a.turbo.resolve()?;
     let (backend, precision, auto_split) = (a.backend, a.turbo.precision.precision(), a.turbo.auto_split());
     let options = BackendOptions { backend, cpu_threads: a.turbo.threads, pipeline: PipelineOptions::default() };
-    // The choice of the decoder built.
-    let chosen: RefCell<Option<Choice>> = RefCell::new(None);
-    let decoder = |code: TurboCode| -> anyhow::Result<Box<dyn BatchDecoder<f32>>> {
-        let (d, choice) = turbo_decoder::<f32>(code, cfg, 1.0, precision, auto_split, false, &options).with_context(|| format!("--backend {backend}"))?;
-        chosen.borrow_mut().get_or_insert(choice);
-        Ok(d)
-    };
-    let mut link: Box<dyn Link> = match &sent {
-        Sent::Blocks(code) => Box::new(TurboLink::new(code.clone(), decoder(code.clone())?)?),
+    let (mut link, chosen): (Box<dyn Link>, Choice) = match &sent {
+        Sent::Blocks(code) => {
+            let (d, choice) = turbo_decoder::<f32>(code.clone(), cfg, 1.0, precision, auto_split, false, &options).with_context(|| format!("--backend {backend}"))?;
+            (Box::new(TurboLink::new(code.clone(), d)?), choice)
+        }
         Sent::Transport(tb) => {
             let dematching = a.turbo.dematch.unwrap_or_default();
             let (d, choice) = transport_decoder::<f32>(tb, cfg, 1.0, precision, auto_split, dematching, &options).with_context(|| format!("--backend {backend}"))?;
-            chosen.borrow_mut().get_or_insert(choice);
-            Box::new(TransportLink::new(d))
+            (Box::new(TransportLink::new(d)), choice)
         }
     };
-    let about = match chosen.into_inner().and_then(|c| c.why_not_gpu) {
+    let about = match chosen.why_not_gpu {
         Some(why) => format!("{} (no GPU: {why})", link.describe()),
         None => link.describe(),
     };
@@ -340,20 +334,17 @@ fn bench_transport<T: Llr>(tb: &TransportBlock, cfg: DecoderConfig, a: &BenchTur
     anyhow::ensure!(!run.gpu || precision == Precision::F32, "--precision i16 is the CPU decoder's; the GPU decodes in f32");
     let threads = run.threads.last().copied().unwrap_or(0);
     let options = BackendOptions { backend: run.backend, cpu_threads: threads, pipeline: PipelineOptions { slots: run.slots, ..Default::default() } };
-    // The LLRs' scale is only known once the channel is: a first decoder gives the batch size.
-    let (probe, _) = transport_decoder::<T>(tb, cfg, 1.0, precision, auto_split, dematching, &options)?;
-    let per_batch = probe.limit().units;
-    drop(probe);
-    let count = (run.bits as usize).div_ceil(tb.a()).max(2 * per_batch);
     let rate = tb.a() as f64 / tb.g() as f64;
     let quantizer = Quantizer::matched(noise_variance(a.ebn0, rate)?)?;
     let scale = if T::TYPE == LlrType::I8 { quantizer.scale() } else { 1.0 };
+    let (mut dec, _) = transport_decoder::<T>(tb, cfg, scale, precision, auto_split, dematching, &options)?;
+    let per_batch = dec.limit().units;
+    let count = (run.bits as usize).div_ceil(tb.a()).max(2 * per_batch);
     let bits: Vec<u8> = (0..count * tb.a()).map(|i| (i.wrapping_mul(0x9E37_79B9) >> 7) as u8 & 1).collect();
     let mut coded = Vec::new();
     crate::codes::turbo::TransportEncoder::new(tb.clone()).encode(&bits, &mut coded)?;
     let mut llrs = Vec::new();
     BpskAwgn::<T>::with_quantizer(a.ebn0, rate, 1, quantizer)?.transmit(&coded, &mut llrs)?;
-    let (mut dec, _) = transport_decoder::<T>(tb, cfg, scale, precision, auto_split, dematching, &options)?;
     println!(
         "bench turbo: transport blocks of A = {} in G = {} (rate {rate:.3}, rv {}), {} code blocks {:?}, {} LLRs at Eb/N0 {} dB, {count} transport blocks, {per_batch} per batch\n{}",
         tb.a(),

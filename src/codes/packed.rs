@@ -154,22 +154,27 @@ pub fn units_to_msb_bytes(words: &[u32], unit_words: usize, unit_bytes: usize, o
     use rayon::prelude::*;
     assert!(unit_bytes > 0 && unit_bytes <= 4 * unit_words, "{unit_bytes} bytes asked of units of {unit_words} words");
     let units = words.len() / unit_words.max(1);
-    let at = out.len();
-    out.resize(at + units * unit_bytes, 0);
-    let repack = |o: &mut [u8], w: &[u32]| {
+    let bytes = units * unit_bytes;
+    // Written into the spare capacity: every byte is set below, none needs zeroing first.
+    out.reserve(bytes);
+    let spare = &mut out.spare_capacity_mut()[..bytes];
+    let repack = |o: &mut [MaybeUninit<u8>], w: &[u32]| {
         for (o, w) in o.chunks_mut(unit_bytes).zip(w.chunks(unit_words)) {
             for (o, b) in o.iter_mut().zip(as_bytes(w)) {
-                *o = b.reverse_bits();
+                *o = MaybeUninit::new(b.reverse_bits());
             }
         }
     };
     // Units per task: about 256 KiB of output, so that the hand-off costs little.
     let per = ((256 << 10) / unit_bytes.max(1)).max(1);
     if units <= per {
-        repack(&mut out[at..], &words[..units * unit_words]);
+        repack(spare, &words[..units * unit_words]);
     } else {
-        out[at..].par_chunks_mut(per * unit_bytes).zip(words.par_chunks(per * unit_words)).for_each(|(o, w)| repack(o, w));
+        spare.par_chunks_mut(per * unit_bytes).zip(words.par_chunks(per * unit_words)).for_each(|(o, w)| repack(o, w));
     }
+    // SAFETY: `repack` wrote each of the first `bytes` spare bytes: every unit's
+    // `unit_bytes` (no more than its words hold, asserted above).
+    unsafe { out.set_len(out.len() + bytes) };
 }
 
 /// The words' bytes in stream order (least significant first).

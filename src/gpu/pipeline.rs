@@ -383,7 +383,8 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
     /// have read their input. (A slot reused since records its event
     /// later, which waits longer, never too little.)
     pub(crate) fn registered_read(&mut self) -> anyhow::Result<()> {
-        for slot in std::mem::take(&mut self.unread) {
+        // Drained, not taken: the list keeps its allocation for the next batch.
+        for slot in self.unread.drain(..) {
             self.slots[slot].h2d[0][1].wait()?;
         }
         Ok(())

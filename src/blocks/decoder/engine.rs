@@ -520,7 +520,6 @@ impl<T: CpuSample + Copy> Engine<T> {
     fn write_out(&mut self, output: &mut DefaultCpuWriter<u8>, soft: Option<&mut DefaultCpuWriter<f32>>) {
         let last = self.all_cut();
         let (o, mut tags) = output.slice_with_tags();
-        let unsent = &self.queue.bits[self.sent.min(self.queue.bits.len())..];
         // Bits per output item, and the bits the items written carry.
         let (per, n, bits) = if self.packs {
             let from = self.sent / 8;
@@ -528,11 +527,13 @@ impl<T: CpuSample + Copy> Engine<T> {
             o[..bytes].copy_from_slice(&self.queue.packed[from..from + bytes]);
             (8, bytes, (8 * bytes).min(self.packed_bits - self.sent))
         } else if self.options.packed {
+            let unsent = &self.queue.bits[self.sent..];
             let bytes = o.len().min(if last { unsent.len().div_ceil(8) } else { unsent.len() / 8 });
             let bits = (8 * bytes).min(unsent.len());
             par_pack_msb(&unsent[..bits], &mut o[..bytes]);
             (8, bytes, bits)
         } else {
+            let unsent = &self.queue.bits[self.sent..];
             let n = o.len().min(unsent.len());
             o[..n].copy_from_slice(&unsent[..n]);
             (1, n, n)

@@ -180,7 +180,7 @@ fn add_decoder<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
     let auto_split = !(a.has("subblocks") || a.has("guard") || a.has("window"));
     let dematching: Dematching = match (a.text_opt("dematch")?, &tb) {
         (Some(_), None) => return Err(a.invalid("dematch", "applies to transport blocks: give tbs too")),
-        (Some(d), Some(_)) => d.parse().map_err(|e: anyhow::Error| a.invalid("dematch", e))?,
+        (Some(d), Some(_)) => a.about("dematch", d.parse::<Dematching>())?,
         (None, _) => Dematching::default(),
     };
     let build = || -> anyhow::Result<(Box<dyn BatchDecoder<T>>, Choice)> {

@@ -17,17 +17,15 @@ use super::compile::kernels;
 use super::device::{DeviceInfo, context, cuda, info_of};
 use super::memory::DeviceBuf;
 use super::pipeline::{BatchSplit, Pipeline, PipelineOptions, SlotSize, par_unpack};
-use super::viterbi::{MAX_BATCH_BYTES, device_error, stage_units};
+use super::viterbi::{MAX_BATCH_BYTES, device_error, stage_each, stage_units};
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
 use crate::codes::error::CodeResult;
 use crate::codes::llr::{Llr, LlrType};
-use crate::codes::llr::all_finite;
 use crate::codes::turbo::decoder::Precision;
 use crate::codes::turbo::rate_match::{NOT_SENT, RateMatch};
 use crate::codes::turbo::{CpuTurbo, DecoderConfig, EarlyStop, KNOWN_ZERO_LLR, TransportBlock, TransportDecoder, TurboCode};
 use cudarc::driver::{CudaFunction, result, sys};
 use kernel::{Dematch, ENTRIES, Geometry, Launcher, SISO_THREADS};
-use rayon::prelude::*;
 
 /// Indices into [`ENTRIES`] (each `_I8` entry has its `f32` twin next to it).
 const ENTRY_LOAD_I8: usize = 0;
@@ -336,24 +334,19 @@ fn stage<T: Llr>(host: &mut [T], batch: &Batch<'_, T>, n: usize, pitch: usize, r
         return stage_units(host, batch, n, pitch, range);
     }
     let head = 4 / size_of::<T>();
-    let finite = std::sync::atomic::AtomicBool::new(true);
-    host[..range.len() * pitch].par_chunks_mut(pitch).with_min_len((1 << 20) / (pitch * size_of::<T>()).max(1)).enumerate().for_each(|(i, d)| {
-        let unit = range.start + i;
-        let format = u32::from(batch.format(unit)).to_ne_bytes();
-        // SAFETY: `d` holds at least `head` items, 4 bytes, and T (i8 or
-        // f32) is plain data that any bytes are a value of.
-        unsafe { std::ptr::copy_nonoverlapping(format.as_ptr(), d.as_mut_ptr().cast::<u8>(), 4) };
-        let llrs = batch.unit(unit);
-        d[head..head + llrs.len()].copy_from_slice(llrs);
-        if T::TYPE == LlrType::F32 && !all_finite(llrs) {
-            finite.store(false, std::sync::atomic::Ordering::Relaxed);
-        }
-    });
-    if !finite.into_inner() {
-        // Name the LLR by its place in the batch.
-        batch.check_finite(range)?;
-    }
-    Ok(())
+    stage_each(
+        host,
+        batch,
+        pitch,
+        head,
+        |unit, h| {
+            let format = u32::from(batch.format(unit)).to_ne_bytes();
+            // SAFETY: `h` is `head` items, 4 bytes, and T (i8 or f32) is
+            // plain data that any bytes are a value of.
+            unsafe { std::ptr::copy_nonoverlapping(format.as_ptr(), h.as_mut_ptr().cast::<u8>(), 4) };
+        },
+        range,
+    )
 }
 
 /// The on-load de-rate-matching table of `matches` (the kernel's `table`):
@@ -544,8 +537,8 @@ pub fn turbo_decoder<T: Llr>(
     options: &BackendOptions,
 ) -> anyhow::Result<(Box<dyn BatchDecoder<T>>, Choice)> {
     let gpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
-        anyhow::ensure!(precision == Precision::F32, "16-bit metrics are the CPU decoder's; the GPU decodes in f32");
-        let cfg = if auto_split { cfg.with_gpu_split(code.k()) } else { cfg };
+        gpu_precision(precision)?;
+        let cfg = gpu_split(cfg, auto_split, &code);
         Ok(Box::new(GpuTurbo::<T>::with_options(code.clone(), cfg, input_scale, &options.pipeline, &GpuTurboOptions { soft_output: soft, ..Default::default() })?))
     };
     let cpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
@@ -553,6 +546,18 @@ pub fn turbo_decoder<T: Llr>(
         Ok(Box::new(if soft { dec.with_soft_output() } else { dec }))
     };
     select(options.backend, gpu, cpu)
+}
+
+/// The GPU decodes with f32 metrics only.
+fn gpu_precision(precision: Precision) -> anyhow::Result<()> {
+    anyhow::ensure!(precision == Precision::F32, "16-bit metrics are the CPU decoder's; the GPU decodes in f32");
+    Ok(())
+}
+
+/// `cfg` for a GPU decoder of `code`: split as [`DecoderConfig::with_gpu_split`]
+/// says when `auto_split`, as given otherwise.
+fn gpu_split(cfg: DecoderConfig, auto_split: bool, code: &TurboCode) -> DecoderConfig {
+    if auto_split { cfg.with_gpu_split(code.k()) } else { cfg }
 }
 
 /// Where the code blocks of a transport block are de-rate-matched when the
@@ -608,10 +613,10 @@ pub fn transport_decoder<T: Llr>(
     dematching: Dematching,
     options: &BackendOptions,
 ) -> anyhow::Result<(TransportDecoder<T>, Choice)> {
-    let split = |code: &TurboCode| if auto_split { cfg.with_gpu_split(code.k()) } else { cfg };
+    let split = |code: &TurboCode| gpu_split(cfg, auto_split, code);
     let pipeline = &options.pipeline;
     let gpu = || -> anyhow::Result<TransportDecoder<T>> {
-        anyhow::ensure!(precision == Precision::F32, "16-bit metrics are the CPU decoder's; the GPU decodes in f32");
+        gpu_precision(precision)?;
         match dematching {
             Dematching::OnLoad => TransportDecoder::rate_matched(tb.clone(), |code, rate_matching| {
                 let options = GpuTurboOptions { rate_matching: rate_matching.to_vec(), ..Default::default() };

@@ -20,7 +20,7 @@ use crate::codes::llr::{Llr, LlrType, all_finite};
 use crate::codes::packed::units_to_msb_bytes;
 use cudarc::driver::{CudaFunction, sys};
 use kernel::{Geometry, Input, Launch, Launcher};
-pub(crate) use kernel::stage_units;
+pub(crate) use kernel::{stage_each, stage_units};
 use std::sync::Arc;
 
 /// Where the kernel keeps each tile's survivor decisions.
