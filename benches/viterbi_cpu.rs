@@ -13,6 +13,7 @@
 
 use gpufec::codes::{Batch, BatchDecoder};
 use gpufec::codes::channel::{BpskAwgn, Channel, Quantizer, noise_variance};
+use gpufec::codes::simd::SimdLevel;
 use gpufec::codes::conv::*;
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 use std::sync::Arc;

@@ -67,7 +67,7 @@ constexpr bool TRAINS = GUARD == 2 || GUARD == 3;
 constexpr bool CARRIES = GUARD == 1 || GUARD == 3;
 constexpr int TPC = NT / S;           // tasks per CTA
 constexpr int W = (K + 31) / 32;      // output words per block
-constexpr unsigned FULL = 0xffffffffu;
+constexpr unsigned FULL = FULL_MASK;
 // A state that cannot be: finite, so that sums stay ordered (siso.rs).
 constexpr float IMPOSSIBLE = -1e30f;
 constexpr float LN2 = 0.693147180559945309417232121458176568f;
@@ -283,41 +283,10 @@ __device__ __forceinline__ void load(const L* __restrict__ in, u64 pitch, u32 bl
     }
 }
 
-#if STOP >= 2
 #if STOP == 2
-constexpr u32 POLY = 0x864CFBu;  // CRC24A
-#else
-constexpr u32 POLY = 0x800063u;  // CRC24B
-#endif
-constexpr u32 MASK24 = 0xFFFFFFu;
-
-// r·D mod g.
-__device__ __forceinline__ u32 xtime(u32 r) {
-    u32 top = (r >> 23) & 1;
-    r = (r << 1) & MASK24;
-    return top ? r ^ POLY : r;
-}
-
-// a·b mod g.
-__device__ u32 mulmod(u32 a, u32 b) {
-    u32 r = 0;
-    for (int i = 23; i >= 0; i--) {
-        r = xtime(r);
-        if ((b >> i) & 1) r ^= a;
-    }
-    return r;
-}
-
-// D^n mod g.
-__device__ u32 xpow(u32 n) {
-    u32 r = 1, base = 2;
-    while (n) {
-        if (n & 1) r = mulmod(r, base);
-        base = mulmod(base, base);
-        n >>= 1;
-    }
-    return r;
-}
+typedef Crc24A StopCrc;
+#elif STOP == 3
+typedef Crc24B StopCrc;
 #endif
 
 }  // namespace turbo
@@ -386,11 +355,9 @@ extern "C" __global__ void turbo_dematch_f32(const unsigned char* in, u64 pitch,
 }
 
 // After iteration `it` (group.rs): stop a block when its criterion holds or
-// at the last iteration, with its packed decisions and its status. The CRC of
-// the K decided bits (remainder of a(D)·D^24 mod g, zero when the block
-// carries its CRC) is linear in the bits: each thread takes a chunk, computes
-// its remainder from zero and moves it to its place by D^(bits after the
-// chunk), and the chunks' remainders are XORed. One CTA (STOP_NT threads) per block.
+// at the last iteration, with its packed decisions and its status; the CRC
+// of the K decided bits is checked by the CTA's threads together
+// (common.cuh). One CTA (STOP_NT threads) per block.
 constexpr int STOP_NT = 256;
 extern "C" __global__ void __launch_bounds__(STOP_NT) turbo_stop(u32 blocks, int it, const u8* hard, u32* flags, u32* out, u32* status) {
     const u32 blk = blockIdx.x;
@@ -400,22 +367,7 @@ extern "C" __global__ void __launch_bounds__(STOP_NT) turbo_stop(u32 blocks, int
     bool ok = false;
 #if STOP >= 2
     __shared__ u32 part[STOP_NT / 32];
-    constexpr int CHUNK = (K + STOP_NT - 1) / STOP_NT;
-    const int lo = threadIdx.x * CHUNK;
-    const int hi = lo + CHUNK < K ? lo + CHUNK : K;
-    u32 r = 0;
-    for (int i = lo; i < hi; i++) {
-        u32 top = ((r >> 23) ^ h[i]) & 1;
-        r = (r << 1) & MASK24;
-        if (top) r ^= POLY;
-    }
-    if (lo < hi) r = mulmod(r, xpow(K - hi));
-    for (int o = 16; o > 0; o >>= 1) r ^= __shfl_xor_sync(FULL, r, o);
-    if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = r;
-    __syncthreads();
-    u32 all = 0;
-    for (int j = 0; j < STOP_NT / 32; j++) all ^= part[j];
-    ok = all == 0;
+    ok = StopCrc::block_checks<K, STOP_NT>([&](int i) { return (u32)h[i]; }, part);
 #endif
     const bool stop = (STOP == 1 && it > 1 && !changed) || (STOP >= 2 && ok) || it == ITERS;
     // Every thread has read `changed` before thread 0 clears it.
@@ -954,23 +906,8 @@ __device__ __forceinline__ void fused(const L* __restrict__ in, u64 pitch, u32 b
         }
         bool ok = false;
 #if STOP >= 2
-        // The CRC of the K decisions, in chunks as turbo_stop computes it.
-        constexpr int CHUNK = (K + FNT - 1) / FNT;
-        const int lo = threadIdx.x * CHUNK;
-        const int hi = lo + CHUNK < K ? lo + CHUNK : K;
-        u32 r = 0;
-        for (int i = lo; i < hi; i++) {
-            u32 top = ((r >> 23) ^ (f.hb[i >> 5] >> (i & 31))) & 1;
-            r = (r << 1) & MASK24;
-            if (top) r ^= POLY;
-        }
-        if (lo < hi) r = mulmod(r, xpow(K - hi));
-        for (int o = 16; o > 0; o >>= 1) r ^= __shfl_xor_sync(FULL, r, o);
-        if (threadIdx.x % 32 == 0) f.misc[2 + threadIdx.x / 32] = (int)r;
-        __syncthreads();
-        u32 all = 0;
-        for (int j = 0; j < FNT / 32; j++) all ^= (u32)f.misc[2 + j];
-        ok = all == 0;
+        // The CRC of the K decisions, as turbo_stop computes it.
+        ok = StopCrc::block_checks<K, FNT>([&](int i) { return f.hb[i >> 5] >> (i & 31); }, (u32*)(f.misc + 2));
 #endif
         const bool stop = (STOP == 1 && it > 1 && f.misc[0] == 0) || (STOP >= 2 && ok) || it == ITERS;
         if (stop) {

@@ -6,6 +6,7 @@
 
 use gpufec::codes::channel::{BpskAwgn, Channel, Quantizer, noise_variance};
 use gpufec::codes::conv::*;
+use gpufec::codes::simd::SimdLevel;
 use gpufec::codes::BatchDecoder;
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 use std::sync::Arc;

@@ -19,7 +19,7 @@
 
 use gpufec::codes::channel::{BpskAwgn, Channel, Quantizer, noise_variance};
 use gpufec::codes::encode::Encoder;
-use gpufec::codes::turbo::crc::{CRC24A, CRC24B};
+use gpufec::codes::crc::{CRC24A, CRC24B};
 use gpufec::codes::turbo::qpp::{Interleaver, Qpp};
 use gpufec::codes::turbo::decoder::Precision;
 use gpufec::codes::turbo::{CpuTurbo, DecoderConfig, EarlyStop, Guard, MaxStar, Rsc, TurboCode, TurboEncoder};

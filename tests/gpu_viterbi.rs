@@ -15,6 +15,7 @@
 use gpufec::codes::BatchDecoder;
 use gpufec::codes::channel::{BpskAwgn, Channel, Quantizer, noise_variance};
 use gpufec::codes::conv::*;
+use gpufec::codes::simd::SimdLevel;
 use gpufec::codes::{Batch, Decoded, LlrType, UnitSpan};
 use gpufec::gpu::{Backend, BackendOptions, GpuViterbi, PipelineOptions, SurvivorMemory, ViterbiTuning, compile_viterbi_kernel, viterbi_decoder};
 use rand::{Rng, SeedableRng, rngs::SmallRng};

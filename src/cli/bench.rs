@@ -2,7 +2,7 @@
 //! decoder timing, and the table rows.
 
 use super::count::{count_usize, parse_count};
-use crate::codes::conv::viterbi::MAX_THREADS;
+use crate::codes::threads::MAX_THREADS;
 use crate::codes::decode::{Batch, BatchDecoder, Decoded};
 use crate::codes::llr::LlrType;
 use crate::gpu::{Backend, DEFAULT_SLOTS, MAX_SLOTS, select};

@@ -2,7 +2,7 @@
 //! kernel cache; or a plain statement that there is no usable GPU and why.
 
 use super::bench::cpu_model;
-use crate::codes::conv::SimdLevel;
+use crate::codes::simd::SimdLevel;
 
 /// Print what `gpufec info` shows.
 pub fn info() -> anyhow::Result<()> {

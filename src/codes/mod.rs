@@ -9,13 +9,17 @@
 pub mod bits;
 pub mod channel;
 pub mod conv;
+pub mod crc;
 pub mod decode;
 pub mod encode;
 pub mod error;
 pub mod framing;
 pub mod llr;
+pub mod octal;
 pub mod packed;
 pub mod sim;
+pub mod simd;
+pub mod threads;
 pub mod turbo;
 
 pub use decode::{Batch, BatchDecoder, Decoded, UnitReport, UnitShape, UnitSpan};

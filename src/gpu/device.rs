@@ -37,6 +37,15 @@ pub struct DeviceInfo {
     pub l2_bytes: usize,
 }
 
+/// A CUDA failure as the decoder contract reports it; an input error found
+/// while staging keeps its own type.
+pub(crate) fn device_error(e: anyhow::Error) -> crate::codes::CodeError {
+    match e.downcast::<crate::codes::CodeError>() {
+        Ok(c) => c,
+        Err(e) => crate::codes::CodeError::Device(format!("{e:#}")),
+    }
+}
+
 /// Turn a driver error into one sentence naming the call that failed.
 pub(crate) fn cuda(what: &'static str) -> impl FnOnce(DriverError) -> anyhow::Error {
     move |e| anyhow::anyhow!("CUDA {what} failed: {e}")

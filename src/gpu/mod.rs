@@ -20,6 +20,7 @@ mod pipeline;
 mod registered;
 mod selftest;
 mod sources;
+mod staging;
 mod stream_copy;
 mod turbo;
 mod viterbi;
@@ -29,11 +30,11 @@ pub use compile::nvrtc_available;
 pub use kernel_cache::kernel_cache_status;
 pub use device::{DeviceInfo, available, devices};
 pub use host_pool::{MAX_HOST_THREADS, default_host_threads};
-pub use pipeline::{BatchSplit, DEFAULT_SLOTS, MAX_SLOTS, PipelineOptions};
+pub use pipeline::{BatchSplit, DEFAULT_SLOTS, MAX_BATCH_BYTES, MAX_SLOTS, PipelineOptions};
 pub use selftest::pipeline_selftest;
 pub use sources::{SOURCES, source};
 pub use turbo::{Dematching, GpuTurbo, GpuTurboOptions, MAX_RATE_MATCHINGS, compile_turbo_kernel, transport_decoder, turbo_decoder};
 pub use viterbi::{
-    BENCH_EBN0_DB, DEFAULT_MIN_BLOCKS_GLOBAL_I8, GpuBenchOptions, GpuViterbi, MAX_BATCH_BYTES, SurvivorMemory, ViterbiTuning, bench_viterbi,
+    BENCH_EBN0_DB, DEFAULT_MIN_BLOCKS_GLOBAL_I8, GpuBenchOptions, GpuViterbi, SurvivorMemory, ViterbiTuning, bench_viterbi,
     compile_viterbi_kernel, viterbi_decoder,
 };

@@ -24,6 +24,21 @@ pub const MAX_SLOTS: usize = 16;
 /// Pipeline slots unless told: one batch computes while the next copies.
 pub const DEFAULT_SLOTS: usize = 2;
 
+/// Largest buffer one pipeline slot holds, bytes: a bound on what a user's
+/// batch size can make a decoder allocate (the default Viterbi batch of i8
+/// LLRs is about 170 MB, of f32 LLRs about 690 MB).
+pub const MAX_BATCH_BYTES: usize = 4 << 30;
+
+/// Waves of the device's resident threads a default batch holds: enough
+/// that the last, partial wave costs little.
+const WAVES: usize = 4;
+
+/// Work units in a default batch of a kernel whose device holds `resident`
+/// threads at once and that runs `per_unit` threads on each unit.
+pub(crate) fn default_batch_units(resident: usize, per_unit: usize) -> usize {
+    (WAVES * resident).div_ceil(per_unit.max(1)).max(1)
+}
+
 /// How a GPU decoder moves batches, whatever its code family.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PipelineOptions {

@@ -10,6 +10,7 @@
 //! input `u` from state `s` is `(u << (K-2)) | (s >> 1)`.
 
 use crate::codes::error::{CodeResult, invalid};
+use crate::codes::octal::{format_octal, parse_octal};
 
 /// Smallest supported constraint length.
 pub const MIN_K: u32 = 3;
@@ -138,20 +139,6 @@ impl ConvCode {
     pub fn polys_octal(&self) -> String {
         format_octal(&self.polys)
     }
-}
-
-fn format_octal(polys: &[u32]) -> String {
-    polys.iter().map(|p| format!("{p:o}")).collect::<Vec<_>>().join(",")
-}
-
-/// Parse one generator written in octal digits.
-pub fn parse_octal(s: &str) -> CodeResult<u32> {
-    let t = s.trim();
-    let t = t.strip_prefix("0o").unwrap_or(t);
-    if t.is_empty() || t.len() > 4 || !t.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
-        return Err(invalid!("generator polynomial '{s}' is not an octal number of at most 4 digits"));
-    }
-    u32::from_str_radix(t, 8).map_err(|e| invalid!("generator polynomial '{s}': {e}"))
 }
 
 /// Greatest common divisor of two polynomials over GF(2), bit i = coefficient of x^i.

@@ -9,7 +9,6 @@
 //! matching reads that layout and de-rate-matching writes it, so encoder,
 //! decoders and GPU launcher share it.
 
-pub mod crc;
 pub mod qpp;
 pub mod rate_match;
 pub mod segment;

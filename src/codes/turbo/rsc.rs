@@ -2,7 +2,7 @@
 //! convolutional (RSC) code of memory 2..=4, and its trellis, which the
 //! encoder, the CPU decoders and the GPU launcher all read.
 
-use crate::codes::conv::parse_octal;
+use crate::codes::octal::parse_octal;
 use crate::codes::error::{CodeResult, invalid};
 
 /// Smallest memory of a constituent code.

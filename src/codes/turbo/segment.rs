@@ -8,7 +8,7 @@
 //! rate matcher can treat those positions as `<NULL>` (§5.1.3.2 and
 //! §5.1.4.1 do).
 
-use super::crc::{CRC24A, CRC24B};
+use crate::codes::crc::{CRC24A, CRC24B};
 use super::qpp::{MAX_BLOCK, block_size_at_least, block_size_below};
 use crate::codes::bits::first_non_bit;
 use crate::codes::error::{CodeResult, invalid};

@@ -5,7 +5,7 @@
 //! and the transport block's CRC.
 
 use super::code::TurboCode;
-use super::crc::CRC24A;
+use crate::codes::crc::CRC24A;
 use super::encoder::encode_block;
 use super::rate_match::RateMatch;
 use super::segment::{MAX_B, Segmentation};

@@ -3,7 +3,7 @@
 //! to inner code-block decoders (one per code block size) in batches.
 
 use super::code::TurboCode;
-use super::crc::CRC24A;
+use crate::codes::crc::CRC24A;
 use super::rate_match::RateMatch;
 use super::transport::TransportBlock;
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, UnitSpan, check_batch};

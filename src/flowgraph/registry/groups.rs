@@ -6,7 +6,7 @@ use super::super::assembly::{Assembly, Node};
 use super::super::params::{Args, Literal, Param, ParamType};
 use super::{Ports, StreamType, io};
 use crate::blocks::{DEFAULT_MAX_LATENCY, DecoderOptions};
-use crate::codes::conv::viterbi::MAX_THREADS;
+use crate::codes::threads::MAX_THREADS;
 use crate::gpu::{Backend, BackendOptions, DEFAULT_SLOTS, MAX_HOST_THREADS, MAX_SLOTS, PipelineOptions};
 use std::time::Duration;
 

@@ -14,10 +14,10 @@ pub use kernel::compile_turbo_kernel;
 use super::backend::{BackendOptions, Choice, select};
 use super::bench::GpuBench;
 use super::compile::kernels;
-use super::device::{DeviceInfo, context, cuda, info_of};
+use super::device::{DeviceInfo, context, cuda, device_error, info_of};
 use super::memory::DeviceBuf;
-use super::pipeline::{BatchSplit, Pipeline, PipelineOptions, SlotSize, par_unpack};
-use super::viterbi::{MAX_BATCH_BYTES, device_error, stage_each, stage_units};
+use super::pipeline::{BatchSplit, MAX_BATCH_BYTES, Pipeline, PipelineOptions, SlotSize, default_batch_units, par_unpack};
+use super::staging::{stage_each, stage_units};
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
 use crate::codes::error::CodeResult;
 use crate::codes::llr::{Llr, LlrType};
@@ -66,10 +66,6 @@ pub struct GpuTurboOptions {
     /// Empty: units are 3K + 12 LLRs.
     pub rate_matching: Vec<RateMatch>,
 }
-
-/// Code blocks per batch, in multiples of the sub-blocks the device runs at
-/// once: enough that the last, partial wave costs little.
-const WAVES: usize = 4;
 
 /// Most device memory the default batch size gives a slot's own buffers;
 /// a batch size asked for explicitly may use up to [`MAX_BATCH_BYTES`].
@@ -233,7 +229,7 @@ impl<T: Llr> GpuTurbo<T> {
         };
         let per_block: usize = aux_of(1).iter().sum::<usize>() + pitch * size_of::<T>() + 4 * out_words;
         let batch_units = match pipeline.batch_units {
-            0 => (WAVES * resident_subblocks).div_ceil(cfg.subblocks).min(DEFAULT_SLOT_BYTES / per_block).max(1),
+            0 => default_batch_units(resident_subblocks, cfg.subblocks).min(DEFAULT_SLOT_BYTES / per_block).max(1),
             b => b,
         };
         let aux_bytes = batch_units.checked_mul(per_block).map(|_| aux_of(batch_units));

@@ -3,13 +3,10 @@
 //! batch's units are staged for it.
 
 use crate::codes::conv::{PuncturePattern, TileConfig, Tiler, Trellis};
-use crate::codes::decode::Batch;
-use crate::codes::llr::{Llr, LlrType, all_finite};
+use crate::codes::llr::LlrType;
 use crate::gpu::device::cuda;
-use crate::gpu::pipeline::{SlotBuffers, par_chunks, par_units};
-use crate::gpu::stream_copy::stream_copy;
+use crate::gpu::pipeline::SlotBuffers;
 use cudarc::driver::{CudaFunction, result, sys};
-use rayon::prelude::*;
 use std::ffi::c_void;
 
 /// Kernel geometry derived from the code and tile exactly as the kernel derives it.
@@ -152,69 +149,6 @@ pub fn compile_viterbi_kernel(
     let input = Input::new(trellis, tile, punctured)?;
     let g = Geometry::new(trellis, tile, llr.bytes(), &input);
     crate::gpu::compile::compile_cubin("viterbi.cu", arch, &defines(trellis, tile, llr, Launch::new(ring_global, llr, 0), &g, &input))
-}
-
-/// Copy units `range` of `batch` into `host` (their place in pinned staging)
-/// at `pitch` items each, checking that every LLR is finite on the way (one
-/// pass over memory, not two).
-pub(crate) fn stage_units<T: Llr>(host: &mut [T], batch: &Batch<'_, T>, unit_len: usize, pitch: usize, range: std::ops::Range<usize>) -> anyhow::Result<()> {
-    let Some(_) = batch.uniform_len() else {
-        // Units that lie apart in the batch's buffer: one by one.
-        return stage_each(host, batch, pitch, 0, |_, _| {}, range);
-    };
-    let finite = std::sync::atomic::AtomicBool::new(true);
-    let copy = |d: &mut [T], c: &[T]| copy_checked(d, c, &finite);
-    let items = &batch.items()[range.start * unit_len..range.end * unit_len];
-    if pitch == unit_len {
-        par_chunks(host, items, copy);
-    } else {
-        par_units(host, pitch, items, unit_len, |dst, src| {
-            for (d, c) in dst.chunks_mut(pitch).zip(src.chunks(unit_len)) {
-                copy(&mut d[..unit_len], c);
-            }
-        });
-    }
-    name_non_finite(finite, batch, range)
-}
-
-/// Copy units `range` of `batch` one by one into `host`, `pitch` items
-/// apart, each behind a header of `head` items that `header(unit, items)`
-/// writes (a decoder's per-unit word), checking every LLR as
-/// [`stage_units`] does.
-pub(crate) fn stage_each<T: Llr>(
-    host: &mut [T],
-    batch: &Batch<'_, T>,
-    pitch: usize,
-    head: usize,
-    header: impl Fn(usize, &mut [T]) + Sync,
-    range: std::ops::Range<usize>,
-) -> anyhow::Result<()> {
-    let finite = std::sync::atomic::AtomicBool::new(true);
-    host[..range.len() * pitch].par_chunks_mut(pitch).with_min_len((1 << 20) / (pitch * size_of::<T>()).max(1)).enumerate().for_each(|(i, d)| {
-        let unit = range.start + i;
-        let (h, d) = d.split_at_mut(head);
-        header(unit, h);
-        let llrs = batch.unit(unit);
-        copy_checked(&mut d[..llrs.len()], llrs, &finite);
-    });
-    name_non_finite(finite, batch, range)
-}
-
-/// Stream `src` into staging, noting in `finite` an f32 LLR that is not.
-fn copy_checked<T: Llr>(dst: &mut [T], src: &[T], finite: &std::sync::atomic::AtomicBool) {
-    stream_copy(dst, src);
-    if T::TYPE == LlrType::F32 && !all_finite(src) {
-        finite.store(false, std::sync::atomic::Ordering::Relaxed);
-    }
-}
-
-/// The error naming the first non-finite LLR of units `range`, by its place
-/// in the batch (not in a staging chunk), when the copies found one.
-fn name_non_finite<T: Llr>(finite: std::sync::atomic::AtomicBool, batch: &Batch<'_, T>, range: std::ops::Range<usize>) -> anyhow::Result<()> {
-    if !finite.into_inner() {
-        batch.check_finite(range)?;
-    }
-    Ok(())
 }
 
 /// One kernel launch over the units of a slot.

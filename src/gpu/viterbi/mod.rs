@@ -11,16 +11,16 @@ pub use kernel::{DEFAULT_MIN_BLOCKS_GLOBAL_I8, compile_viterbi_kernel};
 
 use super::backend::{BackendOptions, Choice, select};
 use super::compile::kernel;
-use super::device::{DeviceInfo, context, cuda, info_of};
-use super::pipeline::{BatchSplit, Pipeline, PipelineOptions, SlotSize, par_unpack};
+use super::staging::stage_units;
+use super::device::{DeviceInfo, context, cuda, device_error, info_of};
+use super::pipeline::{BatchSplit, MAX_BATCH_BYTES, Pipeline, PipelineOptions, SlotSize, default_batch_units, par_unpack};
 use crate::codes::conv::{CpuViterbi, DepuncturedUnits, PuncturePattern, TileConfig, Trellis, ViterbiLlr, ViterbiMode};
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
-use crate::codes::error::{CodeError, CodeResult};
+use crate::codes::error::CodeResult;
 use crate::codes::llr::{Llr, LlrType, all_finite};
 use crate::codes::packed::units_to_msb_bytes;
 use cudarc::driver::{CudaFunction, sys};
 use kernel::{Geometry, Input, Launch, Launcher};
-pub(crate) use kernel::{stage_each, stage_units};
 use std::sync::Arc;
 
 /// Where the kernel keeps each tile's survivor decisions.
@@ -59,15 +59,6 @@ pub struct ViterbiTuning {
     /// more latency; too many spill registers.
     pub min_blocks_per_sm: u32,
 }
-
-/// Tiles per batch, in multiples of what the device holds at once: enough that
-/// the last, partial wave costs little.
-const WAVES: usize = 4;
-
-/// Largest input one pipeline slot holds, bytes: a bound on what a user's
-/// batch size can make the decoder allocate (the default batch of i8 LLRs is
-/// about 170 MB, of f32 LLRs about 690 MB).
-pub const MAX_BATCH_BYTES: usize = 4 << 30;
 
 /// GPU Viterbi decoder over tiles, bit-exact with the CPU tiled model
 /// ([`CpuViterbi`] in [`ViterbiMode::Tiled`]).
@@ -123,15 +114,6 @@ pub struct GpuViterbi<T: Llr> {
     packed_out: bool,
 }
 
-/// A CUDA failure as the decoder contract reports it; an input error found
-/// while staging keeps its own type.
-pub(crate) fn device_error(e: anyhow::Error) -> CodeError {
-    match e.downcast::<CodeError>() {
-        Ok(c) => c,
-        Err(e) => CodeError::Device(format!("{e:#}")),
-    }
-}
-
 impl<T: Llr> GpuViterbi<T> {
     /// Build the decoder of `tile` units (punctured with `punctured`, or
     /// whole) on the device `pipeline` names: compile the kernel for it and
@@ -184,7 +166,7 @@ impl<T: Llr> GpuViterbi<T> {
         // Units start on 16-byte boundaries so that the kernel's vector loads line up.
         let pitch = (shape.items * llr_bytes).div_ceil(16) * 16 / llr_bytes;
         let batch_units = match pipeline.batch_units {
-            0 => (WAVES * resident_tiles).div_ceil(tile.group).max(1),
+            0 => default_batch_units(resident_tiles, tile.group),
             n => n,
         };
         let in_bytes = batch_units.checked_mul(pitch * llr_bytes).filter(|&b| b <= MAX_BATCH_BYTES);

@@ -6,9 +6,11 @@ use crate::codes::conv::code::Trellis;
 use crate::codes::conv::viterbi::config::ViterbiMode;
 use crate::codes::conv::viterbi::llr::ViterbiLlr;
 use crate::codes::conv::viterbi::scalar;
-use crate::codes::conv::viterbi::simd::{Kernel, SimdLevel, Workspace};
+use crate::codes::conv::viterbi::simd::{Kernel, Workspace};
+use crate::codes::simd::SimdLevel;
+use crate::codes::threads::decoder_threads;
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
-use crate::codes::error::{CodeError, CodeResult, invalid};
+use crate::codes::error::{CodeError, CodeResult};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -18,9 +20,6 @@ pub const DEFAULT_BATCH_UNITS: usize = 256;
 
 /// Pieces of a batch per decoder thread, handed to whichever thread is free.
 const PIECES_PER_THREAD: usize = 8;
-
-/// Most decoder threads one CPU decoder takes.
-pub const MAX_THREADS: usize = 1024;
 
 /// Most LLRs in one batch (whatever the units per batch), so that a batch of
 /// long units does not hold gigabytes: 2^26 LLRs, 256 MiB of `f32`.
@@ -60,17 +59,10 @@ pub struct CpuViterbi<T: ViterbiLlr> {
 
 impl<T: ViterbiLlr> CpuViterbi<T> {
     /// Decoder running up to `threads` tasks at once on rayon's threads (0 =
-    /// all available cores, at most [`MAX_THREADS`]); with 1 it decodes on
+    /// all available cores, at most [`MAX_THREADS`](crate::codes::threads::MAX_THREADS)); with 1 it decodes on
     /// the caller's thread.
     pub fn new(trellis: Arc<Trellis>, mode: ViterbiMode, threads: usize) -> CodeResult<Self> {
-        let threads = if threads == 0 {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        } else {
-            threads
-        };
-        if threads > MAX_THREADS {
-            return Err(invalid!("{threads} decoder threads is more than {MAX_THREADS}"));
-        }
+        let threads = decoder_threads(threads)?;
         let record = match mode {
             ViterbiMode::Tiled(tile) => scalar::tile_record_points(&tile),
             ViterbiMode::Frame(_) => Vec::new(),

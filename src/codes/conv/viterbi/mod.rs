@@ -11,8 +11,7 @@ mod simd;
 mod tiler;
 
 pub use config::{default_tile, DEFAULT_GROUP, FrameConfig, MAX_FRAME_BITS, MAX_TILE_STAGES, MAX_UNIT_STAGES, TileConfig, TileField, Traceback, ViterbiMode};
-pub use cpu::{CpuViterbi, DEFAULT_BATCH_UNITS, MAX_BATCH_LLRS, MAX_THREADS};
+pub use cpu::{CpuViterbi, DEFAULT_BATCH_UNITS, MAX_BATCH_LLRS};
 pub use depunctured::DepuncturedUnits;
 pub use llr::ViterbiLlr;
-pub use simd::SimdLevel;
 pub use tiler::Tiler;

@@ -3,8 +3,8 @@
 use super::config::{DecoderConfig, EarlyStop, MaxStar};
 use super::group::{BlockOut, BlockResult, Group};
 use super::siso::{Metric, Tables};
-use crate::codes::conv::SimdLevel;
-use crate::codes::conv::viterbi::MAX_THREADS;
+use crate::codes::simd::SimdLevel;
+use crate::codes::threads::decoder_threads;
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
 use crate::codes::error::{CodeResult, invalid};
 use crate::codes::llr::{Llr, LlrType};
@@ -81,18 +81,14 @@ pub struct CpuTurbo<T: Llr> {
 
 impl<T: Llr> CpuTurbo<T> {
     /// A decoder of `code` computing `cfg`, on `threads` threads (0: every
-    /// core, at most [`MAX_THREADS`]); LLRs are divided by `input_scale`
+    /// core, at most [`MAX_THREADS`](crate::codes::threads::MAX_THREADS)); LLRs are divided by `input_scale`
     /// (finite, > 0) as they are loaded.
     pub fn new(code: TurboCode, cfg: DecoderConfig, input_scale: f32, threads: usize) -> CodeResult<Self> {
         cfg.validate(code.k())?;
         if !(input_scale.is_finite() && input_scale > 0.0) {
             return Err(invalid!("LLR scale {input_scale}: give a finite factor > 0"));
         }
-        let threads = match threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            n if n > MAX_THREADS => return Err(invalid!("{n} decoder threads is more than {MAX_THREADS}")),
-            n => n,
-        };
+        let threads = decoder_threads(threads)?;
         let tables = Tables::new(code.trellis());
         let shape = [UnitShape::exact(code.coded_len(), code.k())];
         Ok(Self { code, cfg, tables, input_scale, shape, threads, groups: Groups::F32(Vec::new()), soft: false, simd: None, batch_units: DEFAULT_BATCH_BLOCKS, done: VecDeque::new(), _llr: Default::default() })

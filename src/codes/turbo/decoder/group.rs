@@ -5,9 +5,9 @@
 
 use super::config::{DecoderConfig, EarlyStop};
 use super::siso::{Edges, Inputs, Lanes, Metric, Tables, Workspace, half_iteration};
-use crate::codes::conv::SimdLevel;
+use crate::codes::simd::SimdLevel;
 use crate::codes::turbo::code::TurboCode;
-use crate::codes::turbo::crc::{CRC24A, CRC24B, Crc};
+use crate::codes::crc::{CRC24A, CRC24B, Crc};
 
 /// What one block's decoding found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -165,7 +165,7 @@ fn every_simd_level_gives_the_same_blocks() {
     let (_, llrs) = sent(&code, 40, 0.6, 8);
     let cfg = DecoderConfig { early_stop: EarlyStop::Stable, ..Default::default() };
     for p in [Precision::F32, Precision::I16] {
-        let results: Vec<Decoded> = crate::codes::conv::SimdLevel::supported()
+        let results: Vec<Decoded> = crate::codes::simd::SimdLevel::supported()
             .into_iter()
             .map(|level| {
                 let mut dec = CpuTurbo::<f32>::new(code.clone(), cfg, 1.0, 2).unwrap().with_precision(p).unwrap().with_simd(level).unwrap().with_soft_output();

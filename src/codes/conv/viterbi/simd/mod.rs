@@ -27,72 +27,13 @@ use crate::codes::conv::code::Trellis;
 use crate::codes::conv::viterbi::config::ViterbiMode;
 use crate::codes::conv::viterbi::scalar::{self, FRAME_NORMALIZE_EVERY, Scratch};
 use crate::codes::error::{CodeResult, invalid};
+use crate::codes::simd::SimdLevel;
 use crate::codes::conv::viterbi::llr::ViterbiLlr;
 #[cfg(target_arch = "x86_64")]
 use crate::codes::llr::{Llr, LlrSlice};
 use kernel::{KernelScratch, Pass, Start};
 #[cfg(target_arch = "x86_64")]
 use plan::Plan;
-
-/// Instruction-set level of the CPU Viterbi's forward pass.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SimdLevel {
-    /// The reference model itself (`scalar.rs`); runs everywhere.
-    Scalar,
-    /// 256-bit AVX2: 8 `f32` or 16 `i16` metrics per register.
-    Avx2,
-    /// 512-bit AVX-512F and AVX-512BW: 16 `f32` or 32 `i16` metrics per register.
-    Avx512,
-}
-
-impl SimdLevel {
-    /// Every level, slowest first.
-    pub const ALL: [SimdLevel; 3] = [SimdLevel::Scalar, SimdLevel::Avx2, SimdLevel::Avx512];
-
-    /// Whether this CPU can run the level.
-    pub fn is_supported(self) -> bool {
-        match self {
-            SimdLevel::Scalar => true,
-            #[cfg(target_arch = "x86_64")]
-            SimdLevel::Avx2 => is_x86_feature_detected!("avx2"),
-            #[cfg(target_arch = "x86_64")]
-            SimdLevel::Avx512 => is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw"),
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => false,
-        }
-    }
-
-    /// The levels this CPU can run, slowest first.
-    pub fn supported() -> Vec<SimdLevel> {
-        Self::ALL.into_iter().filter(|l| l.is_supported()).collect()
-    }
-
-    /// The level decoders use by default: the fastest one this CPU runs.
-    ///
-    /// AVX-512 is preferred to AVX2 where both run (measured on a 2-core AMD
-    /// EPYC, see BENCHMARKS.md).
-    pub fn detect() -> SimdLevel {
-        Self::supported().last().copied().unwrap_or(SimdLevel::Scalar)
-    }
-
-    /// Parse `scalar`, `avx2` or `avx512`.
-    pub fn parse(s: &str) -> CodeResult<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|l| l.to_string() == s.trim())
-            .ok_or_else(|| invalid!("SIMD level '{s}' is none of scalar, avx2, avx512"))
-    }
-}
-
-impl std::fmt::Display for SimdLevel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            SimdLevel::Scalar => "scalar",
-            SimdLevel::Avx2 => "avx2",
-            SimdLevel::Avx512 => "avx512",
-        })
-    }
-}
 
 /// One decoder thread's working memory, for every level; the kernels' for
 /// up to [`STREAMS`] jobs decoded together.

@@ -1,5 +1,7 @@
 //! The cyclic redundancy checks of 3GPP TS 36.212 §5.1.1 on unpacked bits:
-//! CRC24A (transport blocks), CRC24B (code blocks), CRC16 and CRC8.
+//! CRC24A (transport blocks), CRC24B (code blocks), CRC16 and CRC8, and any
+//! other generator through [`Crc::new`]. Shared by every family and chain
+//! that checks frames.
 //!
 //! As §5.1.1 defines them: the parity bits are the remainder of
 //! `a(D)·D^L` divided by `g(D)`, with no initial value, no reflection and no
@@ -35,7 +37,7 @@ const LOW_BITS: u64 = 0x0101_0101_0101_0101;
 ///
 /// # Example
 /// ```
-/// use gpufec::codes::turbo::crc::CRC24B;
+/// use gpufec::codes::crc::CRC24B;
 /// let bits = [1, 0, 1, 1, 0, 0, 1];
 /// let mut block = Vec::new();
 /// CRC24B.attach(&bits, &mut block);
@@ -118,7 +120,7 @@ impl Crc {
     ///
     /// # Example
     /// ```
-    /// use gpufec::codes::turbo::crc::CRC24A;
+    /// use gpufec::codes::crc::CRC24A;
     /// // "123456789" in ASCII, each byte MSB first: the catalogued check value.
     /// let bits: Vec<u8> = b"123456789".iter().flat_map(|&c| (0..8).rev().map(move |i| (c >> i) & 1)).collect();
     /// assert_eq!(CRC24A.parity(&bits), 0xCD_E703);
