@@ -7,7 +7,8 @@
 # bundle (bundle/bin/gpufec-baseline), the step "ab" runs each of its lines
 # with both binaries alternately (GPUFEC_ROUNDS rounds, default 3), for an
 # old-against-new comparison in one lease.
-# GPUFEC_STEPS picks the steps (default "info tests flowgraph bench"). Logs
+# GPUFEC_STEPS picks the steps (default "info tests flowgraph bench");
+# GPUFEC_TEST_ARGS go to every test binary (e.g. "--skip compiles"). Logs
 # under $OUT (or /tmp/gpufec-out); summary table last.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,9 +22,9 @@ export GPUFEC_REQUIRE_GPU=1
 rows=()
 step() { # name command...
     local name=$1; shift
-    local t0=$SECONDS
-    if "$@" >"$out/$name.log" 2>&1; then s=pass; else s="FAIL ($?)"; fi
-    rows+=("$(printf '| %-34s | %-9s | %5ds |' "$name" "$s" $((SECONDS - t0)))")
+    local t0=$SECONDS result
+    if "$@" >"$out/$name.log" 2>&1; then result=pass; else result="FAIL ($?)"; fi
+    rows+=("$(printf '| %-34s | %-9s | %5ds |' "$name" "$result" $((SECONDS - t0)))")
     tail -n 40 "$out/$name.log"
 }
 want() { [[ " $steps " == *" $1 "* ]]; }
@@ -32,19 +33,20 @@ runs() { sed -n "s/^$1 *\([^ |]*\) *| *\(.*\)$/\1|\2/p" "$here/runs.list"; }
 want info && step info "$here/bin/gpufec" info
 if want tests; then
     for t in "$here"/tests/*; do
-        step "$(basename "$t")" "$t" --test-threads=4
+        # shellcheck disable=SC2086 # GPUFEC_TEST_ARGS are words (e.g. "--skip compiles")
+        step "$(basename "$t")" "$t" --test-threads=4 ${GPUFEC_TEST_ARGS:-}
     done
 fi
 # Where the step "files" writes its files ({files} in the list): 4e9
 # information bits make an 8 GB LLR file (page cache: the read is from memory).
 fd=${GPUFEC_FILES_DIR:-/tmp/gpufec-files}
 mkdir -p "$fd"
-for s in flowgraph bench files; do
-    want $s || continue
+for kind in flowgraph bench files; do
+    want $kind || continue
     while IFS='|' read -r name args; do
         # shellcheck disable=SC2086 # the list's arguments are words
-        step "$s-$name" "$here/bin/gpufec" ${args//\{files\}/$fd}
-    done < <(runs $s)
+        step "$kind-$name" "$here/bin/gpufec" ${args//\{files\}/$fd}
+    done < <(runs $kind)
 done
 rm -rf "$fd"
 if want ab && [ -x "$here/bin/gpufec-baseline" ]; then
