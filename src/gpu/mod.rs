@@ -7,7 +7,7 @@
 //! with the reason), [`PipelineOptions`] and the pipeline with its per-slot
 //! buffers, the process's host thread pool, run-time compilation with a disk
 //! cache, and the benchmarks of [`mod@bench`]. What a family adds: its launcher
-//! module (`viterbi`, `turbo`).
+//! module (`conv`, `turbo`).
 
 mod backend;
 pub mod bench;
