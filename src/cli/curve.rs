@@ -186,7 +186,7 @@ pub fn run_curve(
     let mut curve = Curve { axis, parameters, points: Vec::new() };
     let status = StatusLine::new();
     let every = status.tick(Duration::from_millis(250), Duration::from_secs(5));
-    interrupt::install();
+    interrupt::install(interrupt::OnSignal::Report);
     for &x in &grid.0 {
         let point = run_point(link, x, args.seed, stop, interrupt::flag(), every, |p| status.show(&progress_line(axis, p)));
         status.clear();
