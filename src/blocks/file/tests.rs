@@ -223,8 +223,6 @@ fn a_pipe_is_read_as_fast_as_it_is_written() {
     assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
     let path = PathBuf::from(format!("/proc/self/fd/{}", fds[0]));
     let block = FileSource::<u8>::new(&path, FileFormat::Packed, false).unwrap().packed_stream().unwrap();
-    // SAFETY: the source opened its own descriptor of the pipe; this one is ours to close.
-    unsafe { libc::close(fds[0]) };
     // SAFETY: the write end is ours; a File owns and closes it.
     let mut writer = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fds[1]) };
     let feeding = std::thread::spawn(move || {
@@ -246,5 +244,7 @@ fn a_pipe_is_read_as_fast_as_it_is_written() {
     let outcome = finished.recv_timeout(std::time::Duration::from_secs(120)).expect("the source stopped reading the pipe");
     outcome.unwrap();
     feeding.join().unwrap();
+    // SAFETY: the source opened its own descriptor of the pipe; this one is ours to close.
+    unsafe { libc::close(fds[0]) };
     assert_eq!(got.load(std::sync::atomic::Ordering::SeqCst), TOTAL);
 }
