@@ -7,8 +7,8 @@ use futuresdr::runtime::dev::prelude::*;
 
 /// Quantizes LLRs to `i8` as round(llr · scale), saturated to ±127
 /// ([`Quantizer`]). The scale is explicit; [`Quantizer::matched`] gives the
-/// usual one, 16·σ², which maps a noiseless ±1 sample to ±32 and saturates
-/// beyond ±4.
+/// usual one: 16·σ² while the noise is weak (a noiseless ±1 sample becomes
+/// ±32, saturating beyond ±4), less as it grows (±127 at 1 + 4σ).
 ///
 /// A NaN or infinite LLR fails the flowgraph.
 ///

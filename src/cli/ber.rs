@@ -23,7 +23,7 @@ pub struct BerArgs {
     /// Eb/N0 per information bit, dB: a list 1,2,3 or a range START:STEP:STOP (negative values as written).
     #[arg(long, allow_hyphen_values = true, value_parser = |s: &str| Grid::parse(s, "Eb/N0"))]
     ebn0: Grid,
-    /// LLR type at the decoder: i8 (quantized with the matched 16·σ²) or f32 (default: the family's, i8 for conv, f32 for turbo).
+    /// LLR type at the decoder: i8 (quantized with the matched scale: 16·σ² up to σ = 3/4, then less, ±127 at 1 + 4σ) or f32 (default: the family's, i8 for conv, f32 for turbo).
     #[arg(long, value_parser = llr_type)]
     llr: Option<LlrType>,
     #[command(flatten)]

@@ -102,7 +102,7 @@ pub trait Chain: Send + Sync + 'static {
     /// Whole units of the decoder's input holding at least `bits`
     /// information bits, sent with the bits of `seed` over BPSK and AWGN at
     /// `ebn0_db` as LLRs of `T` (`i8` quantized with the matched scale
-    /// 16·σ²): the input of benchmarks and of tests that compare decoders.
+    /// matched scale): the input of benchmarks and of tests that compare decoders.
     fn noisy<T: Llr>(&self, bits: u64, ebn0_db: f64, seed: u64) -> CodeResult<Noisy<T>>;
 }
 

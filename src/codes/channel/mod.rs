@@ -10,7 +10,7 @@ mod sample;
 pub use awgn::{Awgn, BpskAwgn, EBN0_RANGE_DB, noise_variance};
 pub use bpsk::{bpsk_map, bpsk_symbol};
 pub use noise::GaussianNoise;
-pub use quantize::{I8_LLR_MAX, MATCHED_SCALE_PER_VARIANCE, Quantizer};
+pub use quantize::{I8_LLR_MAX, MATCHED_SCALE_PER_VARIANCE, Quantizer, matched_clip};
 pub use sample::Sample;
 
 use crate::codes::error::CodeResult;

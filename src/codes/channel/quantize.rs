@@ -6,10 +6,20 @@ use crate::codes::llr::check_finite;
 /// Largest quantized magnitude. −128 is never produced, so negation is safe.
 pub const I8_LLR_MAX: i8 = 127;
 
-/// The scale of the matched quantizer per unit of noise variance: 16·σ² maps a
-/// noiseless BPSK sample (LLR 2/σ²) to ±32 and saturates beyond ±4, which loses
-/// under 0.1 dB against `f32` LLRs for the Viterbi decoder (BENCHMARKS.md).
+/// The scale of the matched quantizer per unit of noise variance where the
+/// noise is weak (σ ≤ 3/4): 16·σ² maps a noiseless BPSK sample (LLR 2/σ²) to
+/// ±32 and saturates received samples beyond ±4.
 pub const MATCHED_SCALE_PER_VARIANCE: f64 = 16.0;
+
+/// The received sample magnitude the matched quantizer saturates at: 4, or
+/// the noiseless ±1 and four standard deviations of noise beyond it when
+/// that is more. A fixed ±4 cut at strong noise (σ = 5.5 for LTE transport
+/// blocks at a rate of 1/67 and 0.5 dB) clips most samples, and i8 then
+/// lost three orders of magnitude of BER against f32 (BENCHMARKS.md, "the i8
+/// quantizer's loss").
+pub fn matched_clip(variance: f64) -> f64 {
+    (1.0 + 4.0 * variance.sqrt()).max(4.0)
+}
 
 /// Quantizes LLRs as `round(llr · scale)` saturated to ±127.
 ///
@@ -36,9 +46,10 @@ impl Quantizer {
     }
 
     /// The quantizer matched to noise of variance `variance` (σ²): scale
-    /// [`MATCHED_SCALE_PER_VARIANCE`]·σ².
+    /// [`MATCHED_SCALE_PER_VARIANCE`]·σ² · 4 / [`matched_clip`] (16·σ²
+    /// for σ ≤ 3/4), so that ±127 stands for the clip level.
     pub fn matched(variance: f64) -> CodeResult<Self> {
-        Self::new((MATCHED_SCALE_PER_VARIANCE * variance) as f32)
+        Self::new((MATCHED_SCALE_PER_VARIANCE * variance * 4.0 / matched_clip(variance)) as f32)
     }
 
     /// The scale.
@@ -91,6 +102,18 @@ impl Quantizer {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_matched_scale_is_16_variances_for_weak_noise_and_follows_sigma_beyond() {
+        for variance in [0.01, 0.25, 0.5625] {
+            assert_eq!(super::Quantizer::matched(variance).unwrap().scale(), (16.0 * variance) as f32);
+        }
+        // σ = 5.5: the noiseless sample and four σ beyond it reach ±127, not ±4.
+        let (variance, sigma) = (30.25, 5.5f32);
+        let q = super::Quantizer::matched(variance).unwrap();
+        assert_eq!(q.one(2.0 * (1.0 + 4.0 * sigma) / variance as f32), 127);
+        assert!(q.one(2.0 * 4.0 / variance as f32) < 40, "±4 is far from saturating now");
+    }
+
     use super::*;
 
     #[test]

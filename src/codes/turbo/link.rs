@@ -15,7 +15,7 @@ use crate::codes::sim::{Link, Tally, Transmitter, noise_seed};
 /// The chain's blocks (every bit of a code block an information bit, at
 /// rate K / (3K + 4m); a transport block's A bits in G, at rate A / G)
 /// decoded by `decoder` from LLRs of `T` (`i8` quantized with the matched
-/// scale 16·σ² of each point).
+/// matched scale of each point).
 ///
 /// # Example
 /// ```

@@ -374,7 +374,8 @@ mod tests {
         }
     }
 
-    const EBN0_DB: f64 = 1.2;
+    /// Where some transport blocks of 14000 bits in 28000 fail (i8 LLRs, the matched scale).
+    const EBN0_DB: f64 = 1.0;
 
     #[test]
     fn a_wrong_block_fails_its_crc() {

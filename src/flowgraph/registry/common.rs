@@ -97,7 +97,7 @@ pub(super) const KINDS: &[Kind] = &[
                 EFFECTIVE_RATE,
                 CODE,
                 SEED,
-                Param::optional("scale", ParamType::Real, "i8 LLRs: quantizer scale; without it, the matched 16·σ² of ebn0_db and rate"),
+                Param::optional("scale", ParamType::Real, "i8 LLRs: quantizer scale; without it, the matched scale of ebn0_db and rate (16·σ² up to σ = 3/4, then less: ±127 at 1 + 4σ)"),
             ],
             LLR,
         ],
@@ -134,7 +134,7 @@ pub(super) const KINDS: &[Kind] = &[
         name: "Quantize",
         summary: "f32 → i8 LLRs, round(llr·scale) saturated to ±127",
         groups: &[&[
-            Param::optional("scale", ParamType::Real, "multiplier before rounding; without it, the matched 16·σ² of ebn0_db and rate"),
+            Param::optional("scale", ParamType::Real, "multiplier before rounding; without it, the matched scale of ebn0_db and rate (16·σ² up to σ = 3/4, then less: ±127 at 1 + 4σ)"),
             Param::optional("ebn0_db", ParamType::Real, "Eb/N0 of the channel, dB, for the matched scale"),
             Param::optional("rate", ParamType::Rate, "effective rate of the channel, for the matched scale (default the code's)"),
             CODE,
@@ -147,8 +147,8 @@ pub(super) const KINDS: &[Kind] = &[
                     let variance = a.about("ebn0_db", noise_variance(ebn0, effective_rate(a, asm)?))?;
                     a.about("ebn0_db", Quantizer::matched(variance))?
                 }
-                (None, None) => return Err(a.missing("scale", "or give ebn0_db (and rate, or the code) for the matched scale 16·σ²")),
-                _ => return Err(a.invalid("scale", "give either scale, or ebn0_db and rate (the matched scale 16·σ²)")),
+                (None, None) => return Err(a.missing("scale", "or give ebn0_db (and rate, or the code) for the matched scale (16·σ² up to σ = 3/4)")),
+                _ => return Err(a.invalid("scale", "give either scale, or ebn0_db and rate (the matched scale, 16·σ² up to σ = 3/4)")),
             };
             asm.add(Quantize::new(quantizer).report_to(&asm.errors))
         },
