@@ -232,7 +232,7 @@ fn new_options_and_fields_refuse_hostile_values() {
     // The fused channel: zero, negative, NaN, huge and empty values.
     fails(&["run", SHIPPED, "--set", "channel.scale=0"], &["block 'channel'", "field 'scale'"]);
     fails(&["run", SHIPPED, "--set", "channel.scale=-1"], &["block 'channel'", "field 'scale'", "finite and positive"]);
-    fails(&["run", SHIPPED, "--set", "channel.scale=nan"], &["block 'channel'", "field 'scale'", "expected a number"]);
+    fails(&["run", SHIPPED, "--set", "channel.scale=nan"], &["block 'channel'", "field 'scale'", "NaN is not finite"]);
     fails(&["run", SHIPPED, "--set", "channel.scale=1e300"], &["block 'channel'", "field 'scale'", "finite and positive"]);
     fails(&["run", SHIPPED, "--set", "channel.scale="], &["block 'channel'", "field 'scale'", "expected a number"]);
     fails(&["run", SHIPPED, "--set", "channel.ebn0_db=1e300"], &["block 'channel'", "field 'ebn0_db'", "1e300 dB is outside"]);
@@ -274,7 +274,7 @@ fn new_options_and_fields_refuse_hostile_values() {
     fails(&["run", SHIPPED, "--set", "ber.frame_bits=0"], &["block 'ber'", "field 'frame_bits'", "at least 1"]);
     // The quantizer's scale: both ways at once, Eb/N0 NaN and huge, rate 0.
     fails(&["run", SAMPLES, "--set", "quantize.scale=4"], &["block 'quantize'", "either scale, or ebn0_db and rate"]);
-    fails(&["run", SAMPLES, "--set", "awgn.ebn0_db=nan"], &["field 'ebn0_db'", "expected a number"]);
+    fails(&["run", SAMPLES, "--set", "awgn.ebn0_db=nan"], &["field 'ebn0_db'", "is not finite"]);
     fails(&["run", SAMPLES, "--set", "quantize.ebn0_db=1e300"], &["block 'quantize'", "field 'ebn0_db'", "1e300 dB is outside"]);
     fails(&["run", SAMPLES, "--set", "quantize.rate=0"], &["block 'quantize'", "field 'rate'", "in (0, 1]"]);
 }

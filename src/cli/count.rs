@@ -20,6 +20,7 @@ pub fn parse_count(text: &str) -> anyhow::Result<u64> {
     match t.parse::<f64>() {
         // Beyond 2^53 a float no longer names every whole number.
         Ok(x) if x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x <= 9_007_199_254_740_992.0 => Ok(x as u64),
+        Ok(x) if x.is_finite() && x > 9_007_199_254_740_992.0 => anyhow::bail!("'{text}' is above the largest count, 2^53 (9007199254740992)"),
         _ => anyhow::bail!("'{text}' is not a count: write a whole number such as 20000000 or 2e7"),
     }
 }

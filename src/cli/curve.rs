@@ -48,8 +48,11 @@ pub const EBN0: Axis = Axis { key: "ebn0_db", flag: "--ebn0", label: "Eb/N0", un
 
 impl Axis {
     /// `Eb/N0   3.00 dB`.
+    /// `label x unit`, with as many decimals as `x` needs (2 to 6): a grid
+    /// in steps of 0.001 dB must not print every point as 0.00.
     fn at(&self, x: f64) -> String {
-        if self.unit.is_empty() { format!("{} {x:6.2}", self.label) } else { format!("{} {x:6.2} {}", self.label, self.unit) }
+        let d = (2..6).find(|&d| ((x * 10f64.powi(d)).round() / 10f64.powi(d) - x).abs() < 1e-9).unwrap_or(6) as usize;
+        if self.unit.is_empty() { format!("{} {x:6.d$}", self.label) } else { format!("{} {x:6.d$} {}", self.label, self.unit) }
     }
 }
 

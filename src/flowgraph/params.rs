@@ -130,6 +130,7 @@ pub(crate) fn check(ty: ParamType, value: &toml::Value) -> Result<Value, String>
         }
         (ParamType::Real, toml::Value::Integer(i)) => Ok(Value::Real(*i as f64)),
         (ParamType::Real, toml::Value::Float(x)) if x.is_finite() => Ok(Value::Real(*x)),
+        (ParamType::Real, toml::Value::Float(x)) => Err(format!("{x} is not finite: give a finite number")),
         (ParamType::Text | ParamType::Path(_), toml::Value::String(s)) => Ok(Value::Text(s.clone())),
         (ParamType::Flag, toml::Value::Boolean(b)) => Ok(Value::Flag(*b)),
         (ParamType::Choice(options), toml::Value::String(s)) if options.contains(&s.as_str()) => {
