@@ -19,6 +19,7 @@ pub mod octal;
 pub mod packed;
 pub mod sim;
 pub mod simd;
+pub mod sync;
 pub mod threads;
 pub mod turbo;
 

@@ -37,6 +37,12 @@ pub trait Link: Send {
     /// Information bits per counted frame.
     fn frame_bits(&self) -> usize;
 
+    /// Bits per symbol whose errors the tally also counts (a non-binary
+    /// code's symbols); 0, the default, counts none.
+    fn symbol_bits(&self) -> usize {
+        0
+    }
+
     /// Send `bits` more information bits through the chain and count what
     /// comes out in `tally`. With `last`, also flush what the chain holds
     /// back (a tiler's overlap), so that every bit sent is counted.
