@@ -210,12 +210,8 @@ fn run(n: usize, width: usize, moves: Moves, init: &[Lanes], bits: &[Lanes], sam
             cur[e] = v;
             left = v;
         }
-        for row in &mut cur[..width] {
-            for x in row.iter_mut() {
-                if *x < FLUSH {
-                    *x = 0.0;
-                }
-            }
+        for x in cur[..width].as_flattened_mut() {
+            *x = if *x < FLUSH { 0.0 } else { *x };
         }
         std::mem::swap(prev, cur);
         prev[width] = ZERO;
