@@ -167,3 +167,21 @@ fn the_encoder_sends_each_symbol_by_its_index_codebook() {
     assert!(enc.encode(&[0, 2], &mut out).is_err());
     assert!((enc.rate() - 0.6).abs() < 1e-12);
 }
+
+/// run_point over the family's link counts symbols as well as bits and
+/// frames (the link says how many bits a symbol has).
+#[test]
+fn the_link_counts_symbols_through_run_point() {
+    use crate::codes::sim::{Link, StopRule, run_point};
+    use std::sync::atomic::AtomicBool;
+    let code = SyncCode::random(16, 8, 25, 3).unwrap();
+    let base = BsidParams::new(0.0, 0.0, 0.0).unwrap();
+    let cfg = DecoderConfig { framing: Framing::Stream, ..DecoderConfig::default() };
+    let mut link = SyncLink::hard(code, base, Axis::PiPd, cfg, 1);
+    assert_eq!(link.symbol_bits(), 4);
+    let stop = StopRule { max_bits: 2000, max_errors: u64::MAX };
+    let p = run_point(&mut link, 0.05, 1, stop, &AtomicBool::new(false), std::time::Duration::from_secs(60), |_| {}).unwrap();
+    assert_eq!((p.bits, p.frames, p.symbols), (2000, 20, 500));
+    assert!(p.symbol_errors > 0 && p.symbol_errors <= p.symbols && p.bit_errors >= p.symbol_errors);
+    assert!(link.check(0.7).is_err(), "Pi = 0.7 is refused");
+}

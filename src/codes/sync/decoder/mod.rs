@@ -127,7 +127,7 @@ impl OpCount {
 /// use gpufec::codes::sync::{Bsid, BsidParams, DecoderConfig, SyncCode, SyncEncoder, SyncMapDecoder};
 /// use gpufec::codes::{Batch, BatchDecoder, Decoded};
 /// let code = SyncCode::random(16, 8, 20, 7).unwrap();
-/// let p = BsidParams::new(0.01, 0.01, 0.0).unwrap();
+/// let p = BsidParams::new(1e-3, 1e-3, 0.0).unwrap();
 /// let info: Vec<u8> = (0..80).map(|i| (i * 7 % 5 == 0) as u8).collect();
 /// let mut sent = Vec::new();
 /// SyncEncoder::new(code.clone()).encode(&info, &mut sent).unwrap();
