@@ -15,6 +15,9 @@ pub const MAX_SYMBOLS: usize = 1 << 16;
 /// Most bits τ = nN in a sent frame.
 pub const MAX_FRAME_BITS: usize = 1 << 20;
 
+/// Most codewords of all codebooks together (codebooks × q): 64 MiB of them.
+pub const MAX_CODEWORDS: usize = 1 << 24;
+
 /// Largest codebook file read.
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
@@ -64,6 +67,7 @@ impl SyncCode {
     pub fn random(q: usize, n: usize, symbols: usize, seed: u64) -> CodeResult<Self> {
         check_sizes(q, n)?;
         check_symbols(symbols)?;
+        check_table(symbols, q)?;
         let mut r = rng(seed);
         let books = (0..symbols).map(|_| Codebook::random(q, n, &mut r)).collect::<CodeResult<_>>()?;
         Self::new(symbols, books, &format!("random per index (seed {seed})"))
@@ -80,6 +84,7 @@ impl SyncCode {
     pub fn davey_mackay(q: usize, n: usize, symbols: usize, seed: u64) -> CodeResult<Self> {
         let sparse = Codebook::sparse(q, n)?;
         check_symbols(symbols)?;
+        check_table(symbols, q)?;
         let mut r = rng(seed);
         let mask = if n == MAX_N { u32::MAX } else { (1 << n) - 1 };
         let books = (0..symbols).map(|_| sparse.xor(r.random::<u32>() & mask)).collect();
@@ -124,6 +129,7 @@ impl SyncCode {
         if !(1..=symbols).contains(&count) {
             return Err(invalid!("{count} codebooks for frames of {symbols} symbols: give 1..={symbols}"));
         }
+        check_table(count, q)?;
         let mut books = Vec::with_capacity(count);
         for b in 0..count {
             let mut words = Vec::with_capacity(q);
@@ -217,6 +223,14 @@ fn check_symbols(symbols: usize) -> CodeResult<()> {
     Ok(())
 }
 
+/// `books` codebooks of q codewords, within [`MAX_CODEWORDS`].
+fn check_table(books: usize, q: usize) -> CodeResult<()> {
+    if books.saturating_mul(q) > MAX_CODEWORDS {
+        return Err(invalid!("{books} codebooks of {q} codewords exceed {MAX_CODEWORDS} codewords in all"));
+    }
+    Ok(())
+}
+
 // MAX_Q bounds what a file may ask for before anything is allocated.
 const _: () = assert!(MAX_Q <= 1 << 16);
 
@@ -256,6 +270,8 @@ mod tests {
         assert!(SyncCode::random(4, 2, MAX_SYMBOLS + 1, 1).is_err());
         let book = Codebook::sparse(4, 32).unwrap();
         assert!(SyncCode::repeated(book, MAX_SYMBOLS).unwrap_err().to_string().contains("exceed"));
+        let e = SyncCode::random(MAX_Q, 16, MAX_SYMBOLS, 1).unwrap_err();
+        assert!(e.to_string().contains("codewords in all"), "{e}");
     }
 
     #[test]

@@ -26,9 +26,9 @@ mod encoder;
 mod link;
 
 pub use channel::{Bsid, BsidAwgn, BsidParams, MAX_INSERTION};
-pub use code::{MAX_FRAME_BITS, MAX_SYMBOLS, SyncCode};
+pub use code::{MAX_CODEWORDS, MAX_FRAME_BITS, MAX_SYMBOLS, SyncCode};
 pub use codebook::{Codebook, MAX_N, MAX_Q};
-pub use decoder::{DecoderConfig, Framing, OpCount, Storage, SyncMapDecoder};
+pub use decoder::{DecoderConfig, Framing, MAX_FRAME_BYTES, OpCount, Storage, SyncMapDecoder};
 pub use drift::{DriftLimits, MAX_CORRIDOR, MAX_STATES, StateLimits};
 pub use encoder::SyncEncoder;
 pub use link::{Axis, SyncLink};

@@ -34,6 +34,11 @@ use std::marker::PhantomData;
 /// this many bytes (per frame in flight, so per thread).
 pub const GLOBAL_GAMMA_BYTES: usize = 64 << 20;
 
+/// Most memory one frame's decoding may take (γ, Σ_D γ, α, the received
+/// weights), checked when the decoder is made: a code and channel needing
+/// more are refused before anything is allocated.
+pub const MAX_FRAME_BYTES: usize = 1 << 30;
+
 /// Default frames per batch.
 pub const DEFAULT_BATCH_FRAMES: usize = 64;
 
@@ -174,6 +179,18 @@ impl<T: Received> SyncMapDecoder<T> {
             Storage::Local => false,
         };
         let tau = geo.tau();
+        let per_index = geo.gamma_len() * std::mem::size_of::<f32>();
+        let bytes = if global { per_index * geo.symbols } else { per_index }
+            + geo.symbols * geo.states * geo.corridor * std::mem::size_of::<f64>()
+            + (geo.symbols + 1) * geo.states * std::mem::size_of::<f64>()
+            + (3 * tau + geo.states) * (2 + 2 * LANES) * std::mem::size_of::<f32>();
+        if bytes > MAX_FRAME_BYTES {
+            return Err(invalid!(
+                "decoding a frame of {} would take {bytes} bytes ({}), more than {MAX_FRAME_BYTES}: shorten the frame or improve the channel",
+                code.describe(),
+                limits.describe()
+            ));
+        }
         let items = match cfg.framing {
             // A stream's window reaches the latest end the limits allow.
             Framing::Stream => tau + limits.frame.hi as usize,

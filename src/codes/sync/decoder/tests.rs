@@ -268,6 +268,10 @@ fn bad_input_is_one_clear_error() {
     assert!(decode_frames(&mut hard, &[rx]).unwrap_err().to_string().contains("index 3 is 2"));
     let too_long = vec![0u8; hard.shapes()[0].items + 1];
     assert!(matches!(decode_frames(&mut hard, &[too_long]).unwrap_err(), CodeError::LengthMismatch(_)));
+    // A frame whose metrics alone would take more than MAX_FRAME_BYTES.
+    let big = SyncCode::random(4096, 32, 4000, 1).unwrap();
+    let e = SyncMapDecoder::<u8>::new(big, params(2e-2, 2e-2, 0.0), DecoderConfig::default(), 1).err().unwrap();
+    assert!(e.to_string().contains("more than 1073741824"), "{e}");
     for ex in [0.0, 1.0, f64::NAN] {
         let cfg = DecoderConfig { exclusion: ex, ..DecoderConfig::default() };
         assert!(SyncMapDecoder::<u8>::new(code.clone(), p, cfg, 1).is_err(), "exclusion {ex}");
