@@ -12,7 +12,7 @@
 //! exclusion probability 1e-10, every core.
 
 use gpufec::codes::sim::{StopRule, run_point};
-use gpufec::codes::sync::{Axis, BsidParams, DecoderConfig, Framing, SyncCode, SyncLink};
+use gpufec::codes::sync::{BsidParams, DecoderConfig, Framing, StateLimits, Sweep, SyncCode, SyncLink};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -28,7 +28,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let code = SyncCode::random(q, n, symbols, 1)?;
     let framing = if std::env::var_os("SYNC_FRAMES").is_some() { Framing::Frames } else { Framing::Stream };
     let cfg = DecoderConfig { framing, ..DecoderConfig::default() };
-    let mut link = SyncLink::hard(code.clone(), BsidParams::new(0.0, 0.0, 0.0)?, Axis::PiPd, cfg, 0);
+    let mut link = SyncLink::hard(code.clone(), BsidParams::new(0.0, 0.0, 0.0)?, Sweep::PiPd, cfg, 0);
     let how = match framing {
         Framing::Stream => "a stream of frames through the window cutter",
         Framing::Frames => "whole received frames (ends known)",
@@ -38,7 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("|---|---|---|---|---|---|---|---|---|");
     for p in points {
         let point = run_point(&mut link, p, 1, stop, &AtomicBool::new(false), Duration::from_secs(3600), |_| {})?;
-        let limits = link.decoder().map(|d| d.limits().describe()).unwrap_or_default();
+        let limits = StateLimits::new(&BsidParams::new(p, p, 0.0)?, n, symbols, cfg.exclusion)?.describe();
         let ser = point.symbol_errors as f64 / point.symbols as f64;
         println!(
             "| {p:e} | {limits} | {} | {} | {ser:.3e} | {:.3e} | {:.3e} | {} | {:.1} |",

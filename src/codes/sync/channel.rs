@@ -16,7 +16,8 @@
 //! how it is cut into calls or on the number of threads.
 
 use crate::codes::bits::first_non_bit;
-use crate::codes::channel::{BpskAwgn, Channel, GaussianNoise};
+use crate::codes::channel::{BpskAwgn, Channel, GaussianNoise, Quantizer};
+use crate::codes::llr::Llr;
 use crate::codes::error::{CodeResult, invalid};
 use rayon::prelude::*;
 
@@ -253,9 +254,9 @@ impl Channel for Bsid {
 }
 
 /// The BSID channel with soft output: the received bits are sent as BPSK
-/// over AWGN and arrive as LLRs ([`BpskAwgn`], its noise indexed by the
-/// received bit's place in the stream), so the decoder's receiver metric
-/// works on LLRs.
+/// over AWGN and arrive as LLRs of `T` ([`BpskAwgn`], its noise indexed by
+/// the received bit's place in the stream; `i8` ones quantized), so the
+/// decoder's receiver metric works on LLRs.
 ///
 /// # Example
 /// ```
@@ -269,18 +270,25 @@ impl Channel for Bsid {
 /// assert!(llrs[0] > 0.0 && llrs[1] < 0.0 && llrs[2] < 0.0);
 /// ```
 #[derive(Debug, Clone)]
-pub struct BsidAwgn {
+pub struct BsidAwgn<T: Llr = f32> {
     bsid: Bsid,
-    awgn: BpskAwgn<f32>,
+    awgn: BpskAwgn<T>,
     received: Vec<u8>,
 }
 
-impl BsidAwgn {
+impl BsidAwgn<f32> {
     /// BSID events of `params` from `seed`, then BPSK at `ebn0_db` for code
     /// rate `rate` (information bits over bits sent), noise from a key
     /// derived from `seed`.
     pub fn new(params: BsidParams, ebn0_db: f64, rate: f64, seed: u64) -> CodeResult<Self> {
-        Ok(Self { bsid: Bsid::new(params, seed), awgn: BpskAwgn::new(ebn0_db, rate, seed ^ AWGN_SALT)?, received: Vec::new() })
+        Self::with_quantizer(params, ebn0_db, rate, seed, Quantizer::new(1.0)?)
+    }
+}
+
+impl<T: Llr> BsidAwgn<T> {
+    /// [`BsidAwgn::new`] with LLRs of `T`, `i8` ones quantized by `quantizer`.
+    pub fn with_quantizer(params: BsidParams, ebn0_db: f64, rate: f64, seed: u64, quantizer: Quantizer) -> CodeResult<Self> {
+        Ok(Self { bsid: Bsid::new(params, seed), awgn: BpskAwgn::with_quantizer(ebn0_db, rate, seed ^ AWGN_SALT, quantizer)?, received: Vec::new() })
     }
 
     /// The BSID part: its probabilities and drift.
@@ -289,22 +297,22 @@ impl BsidAwgn {
     }
 
     /// [`Channel::transmit`], appending the drift after each input bit to `drift`.
-    pub fn transmit_tracking(&mut self, bits: &[u8], out: &mut Vec<f32>, drift: &mut Vec<i64>) -> CodeResult<()> {
+    pub fn transmit_tracking(&mut self, bits: &[u8], out: &mut Vec<T>, drift: &mut Vec<i64>) -> CodeResult<()> {
         self.send(bits, out, Some(drift))
     }
 
-    fn send(&mut self, bits: &[u8], out: &mut Vec<f32>, drift: Option<&mut Vec<i64>>) -> CodeResult<()> {
+    fn send(&mut self, bits: &[u8], out: &mut Vec<T>, drift: Option<&mut Vec<i64>>) -> CodeResult<()> {
         self.received.clear();
         self.bsid.send(bits, &mut self.received, drift)?;
         self.awgn.transmit(&self.received, out)
     }
 }
 
-impl Channel for BsidAwgn {
+impl<T: Llr> Channel for BsidAwgn<T> {
     type In = u8;
-    type Out = f32;
+    type Out = T;
 
-    fn transmit(&mut self, bits: &[u8], out: &mut Vec<f32>) -> CodeResult<()> {
+    fn transmit(&mut self, bits: &[u8], out: &mut Vec<T>) -> CodeResult<()> {
         self.send(bits, out, None)
     }
 }

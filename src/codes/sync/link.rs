@@ -13,10 +13,10 @@ use crate::codes::framing::{Cut, Cutter, WindowCutter};
 use crate::codes::sim::{Link, Tally, Transmitter, noise_seed};
 use std::collections::VecDeque;
 
-/// Which channel probability the link's x axis sets (the others keep the
+/// Which channel probabilities the link's x axis sets (the others keep the
 /// base values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Axis {
+pub enum Sweep {
     /// Pi = Pd = x.
     PiPd,
     /// Pi = x.
@@ -27,25 +27,30 @@ pub enum Axis {
     Ps,
 }
 
-impl Axis {
+impl Sweep {
     /// The channel at `x`.
     pub fn at(self, base: &BsidParams, x: f64) -> CodeResult<BsidParams> {
         let (pi, pd, ps) = (base.pi(), base.pd(), base.ps());
         match self {
-            Axis::PiPd => BsidParams::new(x, x, ps),
-            Axis::Pi => BsidParams::new(x, pd, ps),
-            Axis::Pd => BsidParams::new(pi, x, ps),
-            Axis::Ps => BsidParams::new(pi, pd, x),
+            Sweep::PiPd => BsidParams::new(x, x, ps),
+            Sweep::Pi => BsidParams::new(x, pd, ps),
+            Sweep::Pd => BsidParams::new(pi, x, ps),
+            Sweep::Ps => BsidParams::new(pi, pd, x),
         }
     }
 }
 
 /// Makes the channel of a point from its probabilities and seed.
-type MakeChannel<C> = Box<dyn Fn(BsidParams, u64) -> CodeResult<C> + Send>;
+pub type MakeChannel<C> = Box<dyn Fn(BsidParams, u64) -> CodeResult<C> + Send>;
+
+/// Makes the decoder of a point for its channel's probabilities (its limits
+/// depend on them): a decoder of windows of a stream for
+/// [`Framing::Stream`], of whole frames for [`Framing::Frames`].
+pub type MakeDecoder<T> = Box<dyn Fn(BsidParams) -> CodeResult<Box<dyn BatchDecoder<T>>> + Send>;
 
 /// Frames of a [`SyncCode`] over a BSID channel whose probabilities follow
-/// the x axis ([`Axis`]), decoded by a [`SyncMapDecoder`] made for each
-/// point (its limits depend on the channel). Each frame is a counted frame,
+/// the x axis ([`Sweep`]), decoded by a decoder made for each point (its
+/// limits depend on the channel): a [`SyncMapDecoder`], or any other. Each frame is a counted frame,
 /// its symbols counted too. With [`Framing::Stream`] the received stream is
 /// cut by the shared [`WindowCutter`], which learns from each report where
 /// the next frame starts; with [`Framing::Frames`] each frame's received
@@ -54,11 +59,11 @@ type MakeChannel<C> = Box<dyn Fn(BsidParams, u64) -> CodeResult<C> + Send>;
 /// # Example
 /// ```
 /// use gpufec::codes::sim::{Link, Tally};
-/// use gpufec::codes::sync::{Axis, BsidParams, DecoderConfig, Framing, SyncCode, SyncLink};
+/// use gpufec::codes::sync::{BsidParams, DecoderConfig, Framing, Sweep, SyncCode, SyncLink};
 /// let code = SyncCode::random(16, 8, 30, 1).unwrap();
 /// let base = BsidParams::new(0.0, 0.0, 0.0).unwrap();
 /// let cfg = DecoderConfig { framing: Framing::Stream, ..DecoderConfig::default() };
-/// let mut link = SyncLink::hard(code, base, Axis::PiPd, cfg, 1);
+/// let mut link = SyncLink::hard(code, base, Sweep::PiPd, cfg, 1);
 /// link.start(1e-3, 5).unwrap();
 /// let mut tally = Tally::new(1e-3, link.frame_bits()).counting_symbols(link.symbol_bits());
 /// link.run(1200, true, &mut tally).unwrap();
@@ -70,10 +75,10 @@ where
 {
     code: SyncCode,
     base: BsidParams,
-    axis: Axis,
-    cfg: DecoderConfig,
-    threads: usize,
+    sweep: Sweep,
+    framing: Framing,
     make: MakeChannel<C>,
+    make_decoder: MakeDecoder<C::Out>,
     point: Option<PointState<C>>,
 }
 
@@ -82,7 +87,7 @@ where
     C::Out: Received,
 {
     tx: Transmitter<SyncEncoder, C>,
-    decoder: SyncMapDecoder<C::Out>,
+    decoder: Box<dyn BatchDecoder<C::Out>>,
     cutter: WindowCutter<C::Out>,
     cut: Cut<C::Out>,
     /// Information bits of frames sent and not yet counted, in order.
@@ -92,19 +97,28 @@ where
     decoded: Decoded,
 }
 
+/// The CPU decoder of `code` with `cfg` on `threads` threads, for each point.
+fn cpu_decoders<T: Received>(code: &SyncCode, cfg: DecoderConfig, threads: usize) -> MakeDecoder<T> {
+    let code = code.clone();
+    Box::new(move |p| Ok(Box::new(SyncMapDecoder::<T>::new(code.clone(), p, cfg, threads)?) as Box<dyn BatchDecoder<T>>))
+}
+
 impl SyncLink<Bsid> {
-    /// Hard bits: the [`Bsid`] channel, decoded from its received bits.
-    pub fn hard(code: SyncCode, base: BsidParams, axis: Axis, cfg: DecoderConfig, threads: usize) -> Self {
-        Self::new(code, base, axis, cfg, threads, Box::new(|p, seed| Ok(Bsid::new(p, seed))))
+    /// Hard bits: the [`Bsid`] channel, decoded from its received bits by
+    /// the CPU decoder.
+    pub fn hard(code: SyncCode, base: BsidParams, sweep: Sweep, cfg: DecoderConfig, threads: usize) -> Self {
+        let decoders = cpu_decoders(&code, cfg, threads);
+        Self::new(code, base, sweep, cfg.framing, Box::new(|p, seed| Ok(Bsid::new(p, seed))), decoders)
     }
 }
 
 impl SyncLink<BsidAwgn> {
-    /// LLRs: the BSID events, then BPSK over AWGN at `ebn0_db` (per
-    /// information bit, at the code's rate).
-    pub fn soft(code: SyncCode, base: BsidParams, axis: Axis, cfg: DecoderConfig, threads: usize, ebn0_db: f64) -> Self {
+    /// `f32` LLRs: the BSID events, then BPSK over AWGN at `ebn0_db` (per
+    /// information bit, at the code's rate), decoded by the CPU decoder.
+    pub fn soft(code: SyncCode, base: BsidParams, sweep: Sweep, cfg: DecoderConfig, threads: usize, ebn0_db: f64) -> Self {
         let rate = code.rate().min(1.0);
-        Self::new(code, base, axis, cfg, threads, Box::new(move |p, seed| BsidAwgn::new(p, ebn0_db, rate, seed)))
+        let decoders = cpu_decoders(&code, cfg, threads);
+        Self::new(code, base, sweep, cfg.framing, Box::new(move |p, seed| BsidAwgn::new(p, ebn0_db, rate, seed)), decoders)
     }
 }
 
@@ -112,18 +126,15 @@ impl<C: Channel<In = u8> + Send> SyncLink<C>
 where
     C::Out: Received,
 {
-    /// A link of `code` whose channel at each point `make` builds.
-    pub fn new(code: SyncCode, base: BsidParams, axis: Axis, cfg: DecoderConfig, threads: usize, make: MakeChannel<C>) -> Self {
-        Self { code, base, axis, cfg, threads, make, point: None }
+    /// A link of `code` whose channel and decoder at each point `make` and
+    /// `make_decoder` build; `framing` says whether the decoder takes
+    /// windows of the stream or whole frames.
+    pub fn new(code: SyncCode, base: BsidParams, sweep: Sweep, framing: Framing, make: MakeChannel<C>, make_decoder: MakeDecoder<C::Out>) -> Self {
+        Self { code, base, sweep, framing, make, make_decoder, point: None }
     }
 
-    /// The decoder of the point running, if one is.
-    pub fn decoder(&self) -> Option<&SyncMapDecoder<C::Out>> {
-        self.point.as_ref().map(|p| &p.decoder)
-    }
-
-    fn decoder_at(&self, x: f64) -> CodeResult<SyncMapDecoder<C::Out>> {
-        SyncMapDecoder::new(self.code.clone(), self.axis.at(&self.base, x)?, self.cfg, self.threads)
+    fn decoder_at(&self, x: f64) -> CodeResult<Box<dyn BatchDecoder<C::Out>>> {
+        (self.make_decoder)(self.sweep.at(&self.base, x)?)
     }
 }
 
@@ -133,7 +144,7 @@ where
 {
     fn start(&mut self, x: f64, seed: u64) -> CodeResult<()> {
         let decoder = self.decoder_at(x)?;
-        let channel = (self.make)(self.axis.at(&self.base, x)?, noise_seed(seed))?;
+        let channel = (self.make)(self.sweep.at(&self.base, x)?, noise_seed(seed))?;
         let cutter = WindowCutter::new(decoder.shapes()[0].items)?;
         let tx = Transmitter::new(seed, SyncEncoder::new(self.code.clone()), channel);
         self.point = Some(PointState {
@@ -163,7 +174,7 @@ where
 
     fn run(&mut self, bits: u64, last: bool, tally: &mut Tally) -> CodeResult<()> {
         let k = self.code.info_bits();
-        let framing = self.cfg.framing;
+        let framing = self.framing;
         let st = self.point.as_mut().ok_or_else(|| invalid!("a link runs only after start"))?;
         let frames = usize::try_from(bits).map_err(|_| invalid!("{bits} bits in one chunk"))?.div_ceil(k).max(1);
         let mut blocks = Vec::with_capacity(frames);

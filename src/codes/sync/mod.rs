@@ -16,6 +16,7 @@
 //! - [`decoder`]: [`SyncMapDecoder`], a `BatchDecoder` of whole received frames
 //!   or of windows of a stream (it reports where each frame ended).
 //! - [`SyncLink`]: error rates against any of Pi, Pd, Ps.
+//! - [`settings`]: [`SyncSettings`] and what they resolve into, [`SyncChain`].
 
 pub mod channel;
 pub mod code;
@@ -24,6 +25,7 @@ pub mod decoder;
 pub mod drift;
 mod encoder;
 mod link;
+pub mod settings;
 
 pub use channel::{Bsid, BsidAwgn, BsidParams, MAX_INSERTION};
 pub use code::{MAX_CODEWORDS, MAX_FRAME_BITS, MAX_SYMBOLS, SyncCode};
@@ -31,7 +33,8 @@ pub use codebook::{Codebook, MAX_N, MAX_Q};
 pub use decoder::{DecoderConfig, Framing, MAX_FRAME_BYTES, OpCount, Storage, SyncMapDecoder};
 pub use drift::{DriftLimits, MAX_CORRIDOR, MAX_STATES, StateLimits};
 pub use encoder::SyncEncoder;
-pub use link::{Axis, SyncLink};
+pub use settings::{SyncChain, SyncSettings};
+pub use link::{MakeChannel, MakeDecoder, Sweep, SyncLink};
 
 #[cfg(test)]
 mod tests;

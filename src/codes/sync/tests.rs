@@ -177,7 +177,7 @@ fn the_link_counts_symbols_through_run_point() {
     let code = SyncCode::random(16, 8, 25, 3).unwrap();
     let base = BsidParams::new(0.0, 0.0, 0.0).unwrap();
     let cfg = DecoderConfig { framing: Framing::Stream, ..DecoderConfig::default() };
-    let mut link = SyncLink::hard(code, base, Axis::PiPd, cfg, 1);
+    let mut link = SyncLink::hard(code, base, Sweep::PiPd, cfg, 1);
     assert_eq!(link.symbol_bits(), 4);
     let stop = StopRule { max_bits: 2000, max_errors: u64::MAX };
     let p = run_point(&mut link, 0.05, 1, stop, &AtomicBool::new(false), std::time::Duration::from_secs(60), |_| {}).unwrap();

@@ -28,6 +28,8 @@ pub(super) struct Setup<'a> {
     pub geo: Geometry,
     pub code: &'a SyncCode,
     pub params: BsidParams,
+    /// What LLRs are divided by (the `i8` quantizer's scale).
+    pub scale: f32,
     pub moves: Moves,
     pub level: SimdLevel,
     /// γ of every index kept (global storage) or computed again for the
@@ -83,7 +85,7 @@ impl Setup<'_> {
         let (tau, avail) = (g.tau() as i64, items.len());
         let pad = (1 - i64::from(g.lo) - i64::from(g.corridor_lo)).max(1) as usize;
         let len = pad + avail.max(g.tau() + (g.lo + g.states as i32) as usize) + g.n + g.corridor + 2 * LANES;
-        fill_weights(items, &self.params, pad, len, g.q, &mut s.weights);
+        fill_weights(items, &self.params, self.scale, pad, len, g.q, &mut s.weights);
         let (per, glen) = (g.states * g.corridor, g.gamma_len());
         s.sums.resize(g.symbols * per, 0.0);
         if self.global {

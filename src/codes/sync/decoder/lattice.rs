@@ -36,7 +36,7 @@ const ZERO: Lanes = [0.0; LANES];
 
 /// Lattice values below this are set to zero after each row: a path this
 /// unlikely changes no decision, and the flush keeps every product of two
-/// stored values (≥ 1e-20) and a weight (≥ 1e-14, see [`super::received`])
+/// stored values (≥ 1e-20) and a weight (≥ 1e-14, see [`LLR_CLAMP`](super::LLR_CLAMP))
 /// out of the subnormal range, where x86 arithmetic is a hundred times slower.
 pub const FLUSH: f32 = 1e-20;
 

@@ -18,7 +18,7 @@ mod received;
 
 pub use frame::{Framing, Outcome};
 pub use lattice::{FLUSH, LANES};
-pub use received::{LLR_CLAMP, Received};
+pub use received::{LLR_CLAMP, Received, receiver_weights};
 
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitInput, UnitReport, UnitShape, check_batch};
 use crate::codes::error::{CodeError, CodeResult, invalid};
@@ -156,6 +156,7 @@ pub struct SyncMapDecoder<T: Received> {
     threads: usize,
     level: SimdLevel,
     soft: bool,
+    scale: f32,
     batch_units: usize,
     scratch: Vec<FrameScratch>,
     /// The decoded batch not yet collected.
@@ -210,6 +211,7 @@ impl<T: Received> SyncMapDecoder<T> {
             threads,
             level: default_level(),
             soft: false,
+            scale: 1.0,
             batch_units: DEFAULT_BATCH_FRAMES,
             scratch: Vec::new(),
             done: None,
@@ -223,6 +225,16 @@ impl<T: Received> SyncMapDecoder<T> {
     pub fn with_soft_output(mut self) -> Self {
         self.soft = true;
         self
+    }
+
+    /// Take LLRs as the items divided by `scale` (the quantizer's scale of
+    /// `i8` LLRs; finite and positive).
+    pub fn with_input_scale(mut self, scale: f32) -> CodeResult<Self> {
+        if !(scale.is_finite() && scale > 0.0) {
+            return Err(invalid!("input scale {scale}: give a finite factor > 0"));
+        }
+        self.scale = scale;
+        Ok(self)
     }
 
     /// Run the lattice at `level` instead of the best this CPU has (the
@@ -280,14 +292,43 @@ impl<T: Received> SyncMapDecoder<T> {
         OpCount { lattice_cells, lattice_flops: 7.0 * lattice_cells, recursion_flops }
     }
 
+    /// Check `batch` as [`submit`](BatchDecoder::submit) does before
+    /// decoding it (the formats and the limit, every item, the windows'
+    /// lengths), for any decoder of this code and channel; the units it holds.
+    pub fn check(&self, batch: &Batch<'_, T>) -> CodeResult<usize> {
+        let units = check_batch(batch, &self.shape, self.limit())?;
+        T::check(batch, units)?;
+        self.check_windows(batch, units)?;
+        Ok(units)
+    }
+
+    /// The lattice's branch weights that no sample changes, in `f32`:
+    /// an insertion of a random bit (Pi/2) and a deletion (Pd).
+    pub fn lattice_moves(&self) -> (f32, f32) {
+        ((self.params.pi() / 2.0) as f32, self.params.pd() as f32)
+    }
+
+    /// The channel the decoder is made for.
+    pub fn params(&self) -> &BsidParams {
+        &self.params
+    }
+
+    /// What LLRs are divided by.
+    pub fn input_scale(&self) -> f32 {
+        self.scale
+    }
+
+    /// How units end (whole frames or windows of a stream).
+    pub fn framing(&self) -> Framing {
+        self.cfg.framing
+    }
+
     /// Decode one received unit alone (as [`Framing`] says), also giving
     /// its symbol APPs (N rows of q, each summing to 1) in `app`.
     pub fn decode_frame(&mut self, items: &[T], bits: &mut Vec<u8>, app: &mut Vec<f64>) -> CodeResult<Outcome> {
         let spans = [crate::codes::UnitSpan { start: 0, len: items.len(), format: 0 }];
         let batch = Batch::spans(items, &spans)?;
-        check_batch(&batch, &self.shape, self.limit())?;
-        T::check(&batch, 1)?;
-        self.check_windows(&batch, 1)?;
+        self.check(&batch)?;
         bits.clear();
         bits.resize(self.code.info_bits(), 0);
         let mut scratch = std::mem::take(&mut self.scratch);
@@ -302,8 +343,9 @@ impl<T: Received> SyncMapDecoder<T> {
     }
 
     fn setup(&self) -> Setup<'_> {
-        let moves = Moves { insert: (self.params.pi() / 2.0) as f32, delete: self.params.pd() as f32 };
-        Setup { geo: self.geo, code: &self.code, params: self.params, moves, level: self.level, global: self.global, framing: self.cfg.framing }
+        let (insert, delete) = self.lattice_moves();
+        let moves = Moves { insert, delete };
+        Setup { geo: self.geo, code: &self.code, params: self.params, scale: self.scale, moves, level: self.level, global: self.global, framing: self.cfg.framing }
     }
 
     fn count(&mut self, outcomes: &[Outcome]) {
@@ -330,9 +372,7 @@ impl<T: Received> SyncMapDecoder<T> {
     }
 
     fn decode_batch(&mut self, batch: &Batch<'_, T>, out: &mut Decoded) -> CodeResult<()> {
-        let units = check_batch(batch, &self.shape, self.limit())?;
-        T::check(batch, units)?;
-        self.check_windows(batch, units)?;
+        let units = self.check(batch)?;
         let k = self.code.info_bits();
         let bits_at = out.bits.len();
         out.bits.resize(bits_at + units * k, 0);

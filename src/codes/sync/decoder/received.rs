@@ -13,7 +13,7 @@ use crate::codes::sync::BsidParams;
 pub const LLR_CLAMP: f32 = 30.0;
 
 /// A received item the MAP decoder takes: a hard bit (`u8`, 0 or 1) or an
-/// LLR (`f32`, positive for 0). Each gives P(bit = 0 | item) for a flat
+/// LLR (`f32`, or `i8` quantized; positive for 0). Each gives P(bit = 0 | item) for a flat
 /// prior, from which the receiver metric weighs a transmitted bit
 /// (Q(y|x) = Pt·((1 − Ps)·P(y | x) + Ps·P(y | 1 − x)), the seed's (8) for
 /// hard bits) and an inserted random bit (Pi/2).
@@ -21,8 +21,9 @@ pub trait Received: Copy + Send + Sync + 'static {
     /// `hard bits` or `f32 LLRs`, for descriptions.
     const NAME: &'static str;
 
-    /// P(bit = 0 | this item).
-    fn p_zero(self) -> f64;
+    /// P(bit = 0 | this item), an LLR taken as this item divided by `scale`
+    /// (the quantizer's scale of `i8` LLRs; hard bits have none).
+    fn p_zero(self, scale: f32) -> f64;
 
     /// Check the items of units `0..units` of `batch` (a bit that is not 0
     /// or 1, a NaN or infinite LLR: the first one found is the error).
@@ -32,7 +33,7 @@ pub trait Received: Copy + Send + Sync + 'static {
 impl Received for u8 {
     const NAME: &'static str = "hard bits";
 
-    fn p_zero(self) -> f64 {
+    fn p_zero(self, _scale: f32) -> f64 {
         f64::from(1 - self)
     }
 
@@ -50,9 +51,8 @@ impl Received for u8 {
 impl Received for f32 {
     const NAME: &'static str = "f32 LLRs";
 
-    fn p_zero(self) -> f64 {
-        let l = f64::from(self.clamp(-LLR_CLAMP, LLR_CLAMP));
-        1.0 / (1.0 + (-l).exp())
+    fn p_zero(self, scale: f32) -> f64 {
+        llr_p_zero(self / scale)
     }
 
     fn check(batch: &Batch<'_, Self>, units: usize) -> CodeResult<()> {
@@ -60,25 +60,53 @@ impl Received for f32 {
     }
 }
 
-/// Fill `w` with the weights of `items`, padded by `pad` zeros in front and
-/// zeros up to `len` entries, then expanded per lane for q < LANES.
-pub(super) fn fill_weights<T: Received>(items: &[T], params: &BsidParams, pad: usize, len: usize, q: usize, w: &mut Weights) {
+impl Received for i8 {
+    const NAME: &'static str = "i8 LLRs";
+
+    fn p_zero(self, scale: f32) -> f64 {
+        llr_p_zero(f32::from(self) / scale)
+    }
+
+    /// Every `i8` is an LLR.
+    fn check(_batch: &Batch<'_, Self>, _units: usize) -> CodeResult<()> {
+        Ok(())
+    }
+}
+
+/// P(bit = 0) of the LLR `l`, clamped to [`LLR_CLAMP`].
+fn llr_p_zero(l: f32) -> f64 {
+    let l = f64::from(l.clamp(-LLR_CLAMP, LLR_CLAMP));
+    1.0 / (1.0 + (-l).exp())
+}
+
+/// The receiver metric's weights of `items` (LLRs divided by `scale`) for
+/// a channel of `params`: Q(y|0) into `w0` and Q(y|1) − Q(y|0) into `dw`,
+/// one per item, in `f32` from `f64` arithmetic; what every decoder of
+/// the family, on either backend, computes the lattice from.
+pub fn receiver_weights<T: Received>(items: &[T], params: &BsidParams, scale: f32, w0: &mut [f32], dw: &mut [f32]) {
     let (pt, ps) = (params.pt(), params.ps());
-    w.pad = pad;
-    w.w0.clear();
-    w.dw.clear();
-    w.w0.resize(pad, 0.0);
-    w.dw.resize(pad, 0.0);
-    for &y in items {
-        let p0 = y.p_zero();
+    for ((&y, a), d) in items.iter().zip(w0).zip(dw) {
+        let p0 = y.p_zero(scale);
         let p1 = 1.0 - p0;
         let sent0 = pt * ((1.0 - ps) * p0 + ps * p1);
         let sent1 = pt * ((1.0 - ps) * p1 + ps * p0);
-        w.w0.push(sent0 as f32);
-        w.dw.push(sent1 as f32 - sent0 as f32);
+        *a = sent0 as f32;
+        *d = sent1 as f32 - sent0 as f32;
     }
-    w.w0.resize(len, 0.0);
-    w.dw.resize(len, 0.0);
+}
+
+/// Fill `w` with the weights of `items` (LLRs divided by `scale`), padded by
+/// `pad` zeros in front and zeros up to `len` entries, then expanded per
+/// lane for q < LANES.
+pub(super) fn fill_weights<T: Received>(items: &[T], params: &BsidParams, scale: f32, pad: usize, len: usize, q: usize, w: &mut Weights) {
+    w.pad = pad;
+    for v in [&mut w.w0, &mut w.dw] {
+        v.clear();
+        v.resize(len.max(pad + items.len()), 0.0);
+    }
+    receiver_weights(items, params, scale, &mut w.w0[pad..], &mut w.dw[pad..]);
+    w.w0.truncate(len);
+    w.dw.truncate(len);
     if q < LANES {
         w.expand(q);
     }

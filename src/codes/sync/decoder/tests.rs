@@ -83,7 +83,7 @@ fn the_lattice_is_the_channel_probability_within_its_corridor() {
     let geo = Geometry::new(&code, &limits);
     let y = bits(30, 3);
     let mut w = Weights::default();
-    fill_weights(&y, &p, 20, 80, geo.q, &mut w);
+    fill_weights(&y, &p, 1.0, 20, 80, geo.q, &mut w);
     let moves = Moves { insert: 0.1, delete: 0.2 };
     let mut out = vec![0.0; geo.gamma_len()];
     for level in SimdLevel::supported() {
