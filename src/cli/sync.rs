@@ -9,7 +9,7 @@ use crate::codes::decode::Batch;
 use crate::codes::settings::Chain;
 use crate::codes::sync::{SyncChain, SyncMapDecoder};
 use crate::flowgraph::family::{Code, downcast};
-use crate::gpu::{BackendOptions, sync_decoder};
+use crate::gpu::{BackendOptions, bench_sync, sync_decoder};
 use serde_json::{Map, Value};
 
 /// The family on the command line.
@@ -29,7 +29,9 @@ fn bench(code: &dyn Code, _given: &Map<String, Value>, args: &BenchArgs) -> anyh
     anyhow::ensure!(args.ebn0.is_none() && args.llr.is_none(), "--ebn0 and --llr: bench sync decodes the hard bits of the code's BSID channel (--pi, --pd, --ps)");
     let run = args.resolve()?;
     println!("machine: {}", super::bench::machine());
-    anyhow::ensure!(!run.gpu, "--backend gpu: the sync family has no GPU decoder yet");
+    if run.gpu {
+        return bench_sync(chain, run.bits, run.slots);
+    }
     let k = Chain::frame_bits(chain);
     let frames = match args.bits {
         Some(b) => usize::try_from(b.div_ceil(k as u64))?,

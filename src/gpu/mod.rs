@@ -39,4 +39,4 @@ pub use conv::{
     BENCH_EBN0_DB, DEFAULT_MIN_BLOCKS_GLOBAL_I8, GpuBenchOptions, GpuViterbi, SurvivorMemory, ViterbiTuning, bench_viterbi,
     compile_viterbi_kernel, viterbi_decoder,
 };
-pub use sync::sync_decoder;
+pub use sync::{GpuSync, bench_sync, compile_sync_kernel, sync_decoder};
