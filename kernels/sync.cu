@@ -16,9 +16,11 @@
 // the M_τ·q lattices (m', D) of one index, D fastest, so a CTA of q threads
 // is one start state and a small q puts several start states in one CTA;
 // Σ_D γ one thread per (m', δ); α one thread per end state; β one per start
-// state; the APPs one per symbol value. The normalisations, the edge test
-// and the decisions are one thread's (sums in the model's order). The CTA's
-// size is chosen on the host from the device's limits for the kernel.
+// state; the APPs one per symbol value. Every sum is one thread's, in the
+// model's order (β's and the APPs' in two warps side by side); the scalings
+// are everyone's; the edge test and the decision one thread's each; a
+// symbol's bits one thread each. The CTA's size is chosen on the host from
+// the device's limits for the kernel.
 //
 // Storage (Section IV): with SGLOBAL, γ of every index of the frame stays in
 // global memory for the backward pass; otherwise only one index's, computed
@@ -35,7 +37,7 @@
 //   beta[b][2][SM]       f64 β of the index and of the one after;
 //   app[b][SQ]           f64 the APPs of the index;
 //   out[b][SOUT]         u32: consumed, flags (bit 0 beyond the limits, bit 1
-//                        lost, bit 31 written), SNS·SK decisions (0/1), then
+//                        lost, top byte 0x5A written), SNS·SK decisions (0/1), then
 //                        with SSOFT SNS·SK f32 bit LLRs.
 //
 // Parameters (-D): SN (n), SQ (q), SK (log2 q), SNS (N), SM (states M_τ),
@@ -50,7 +52,9 @@ constexpr int SUMS = SM * SW;
 constexpr int SPITCH = 2 + 2 * SWIN;
 constexpr int KB = SNS * SK;
 constexpr int SOUT = 2 + KB * (1 + SSOFT);
-constexpr u32 DONE = 1u << 31;
+// A written unit's mark in the top byte of its flags: neither zeros nor a
+// poisoned buffer's repeated byte read as it.
+constexpr u32 DONE = 0x5Au << 24;
 constexpr u32 BEYOND = 1u;
 constexpr u32 LOST = 2u;
 
@@ -115,14 +119,19 @@ __device__ void gamma_of(int i, int avail, const float* w0, const float* dw, con
     }
 }
 
-// v /= Σ v (one thread, in the model's order); false when the sum is zero or not finite.
-__device__ bool normalise(double* v, int len) {
+// 1 / Σ v (one thread, in the model's order), or 0 when the sum is zero or
+// not finite (the model's failed normalisation).
+__device__ double inverse_total(const double* v, int len) {
     double total = 0.0;
     for (int j = 0; j < len; j++) total = __dadd_rn(total, v[j]);
-    if (!(total > 0.0 && isfinite(total))) return false;
-    const double inv = __ddiv_rn(1.0, total);
+    return (total > 0.0 && isfinite(total)) ? __ddiv_rn(1.0, total) : 0.0;
+}
+
+// v /= Σ v (one thread); false when the sum is zero or not finite.
+__device__ bool normalise(double* v, int len) {
+    const double inv = inverse_total(v, len);
     for (int j = 0; j < len; j++) v[j] = __dmul_rn(v[j], inv);
-    return true;
+    return inv > 0.0;
 }
 
 // The state of the largest α·β (the first of equals) and that product.
@@ -164,7 +173,11 @@ extern "C" __global__ void sync_map(const float* __restrict__ in, const u32* __r
     double* bnext = beta + SM;
     double* app = app_all + (size_t)f * SQ;
     u32* out = out_all + (size_t)f * SOUT;
-    __shared__ int lost, edge, best_end;
+    __shared__ int lost, edge, best_end, best_symbol;
+    __shared__ double inv_beta, inv_app;
+    // The thread of the APPs' serial steps: another warp's than thread 0's
+    // (those of β), so that the two run side by side.
+    const unsigned ta = blockDim.x >= 64 ? 32 : 0;
 
     if (threadIdx.x == 0) lost = 0, edge = 0;
     for (int k = threadIdx.x; k < SM; k += blockDim.x) alpha[k] = k == -SLO ? 1.0 : 0.0;
@@ -186,7 +199,12 @@ extern "C" __global__ void sync_map(const float* __restrict__ in, const u32* __r
             next[to] = acc;
         }
         __syncthreads();
-        if (threadIdx.x == 0 && !normalise(next, SM)) lost = 1;
+        if (threadIdx.x == 0) {
+            inv_beta = inverse_total(next, SM);
+            if (!(inv_beta > 0.0)) lost = 1;
+        }
+        __syncthreads();
+        for (int k = threadIdx.x; k < SM; k += blockDim.x) next[k] = __dmul_rn(next[k], inv_beta);
         __syncthreads();
     }
 
@@ -240,37 +258,48 @@ extern "C" __global__ void sync_map(const float* __restrict__ in, const u32* __r
             app[d] = acc;
         }
         __syncthreads();
+        // Normalise β and the APPs: the sums one thread's each, the scaling everyone's.
         if (threadIdx.x == 0) {
-            if (!normalise(beta, SM)) {
-                lost = 1;
-            } else {
-                double p;
-                if (i > 0 && on_edge(likeliest(ai, beta, p))) edge = 1;
-                if (!normalise(app, SQ)) {
-                    lost = 1;
-                } else {
-                    int best = 0;
-                    double bp = -1.0;
-                    for (int d = 0; d < SQ; d++) {
-                        if (app[d] > bp) {
-                            best = d;
-                            bp = app[d];
-                        }
-                    }
-                    for (int j = 0; j < SK; j++) {
-                        const int bit = SK - 1 - j;
-                        out[2 + i * SK + j] = (best >> bit) & 1;
-                        if (SSOFT) {
-                            double p0 = 0.0, p1 = 0.0;
-                            for (int d = 0; d < SQ; d++) {
-                                if ((d >> bit) & 1) p1 = __dadd_rn(p1, app[d]);
-                                else p0 = __dadd_rn(p0, app[d]);
-                            }
-                            const float llr = (float)__dsub_rn(log(fmax(p0, 2.2250738585072014e-308)), log(fmax(p1, 2.2250738585072014e-308)));
-                            out[2 + KB + i * SK + j] = __float_as_uint(llr);
-                        }
-                    }
+            inv_beta = inverse_total(beta, SM);
+            if (!(inv_beta > 0.0)) lost = 1;
+        }
+        if (threadIdx.x == ta) {
+            inv_app = inverse_total(app, SQ);
+            if (!(inv_app > 0.0)) lost = 1;
+        }
+        __syncthreads();
+        if (lost) break;
+        for (int k = threadIdx.x; k < SM; k += blockDim.x) beta[k] = __dmul_rn(beta[k], inv_beta);
+        for (int d = threadIdx.x; d < SQ; d += blockDim.x) app[d] = __dmul_rn(app[d], inv_app);
+        __syncthreads();
+        if (threadIdx.x == 0 && i > 0) {
+            double p;
+            if (on_edge(likeliest(ai, beta, p))) edge = 1;
+        }
+        if (threadIdx.x == ta) {
+            int best = 0;
+            double bp = -1.0;
+            for (int d = 0; d < SQ; d++) {
+                if (app[d] > bp) {
+                    best = d;
+                    bp = app[d];
                 }
+            }
+            best_symbol = best;
+        }
+        __syncthreads();
+        // One thread per bit of the symbol: its decision and its LLR.
+        for (int j = threadIdx.x; j < SK; j += blockDim.x) {
+            const int bit = SK - 1 - j;
+            out[2 + i * SK + j] = (best_symbol >> bit) & 1;
+            if (SSOFT) {
+                double p0 = 0.0, p1 = 0.0;
+                for (int d = 0; d < SQ; d++) {
+                    if ((d >> bit) & 1) p1 = __dadd_rn(p1, app[d]);
+                    else p0 = __dadd_rn(p0, app[d]);
+                }
+                const float llr = (float)__dsub_rn(log(fmax(p0, 2.2250738585072014e-308)), log(fmax(p1, 2.2250738585072014e-308)));
+                out[2 + KB + i * SK + j] = __float_as_uint(llr);
             }
         }
         __syncthreads();

@@ -36,8 +36,9 @@ const MAX_CTA: u32 = 1024;
 /// Share of the device's free memory the slots' buffers may take together.
 const FREE_SHARE: f64 = 0.75;
 
-/// Where the `DONE` flag sits in a unit's flags word (the kernel's).
-const DONE: u32 = 1 << 31;
+/// The mark of a unit the kernel wrote, in the top byte of its flags word
+/// (the kernel's `DONE`): neither zeros nor a poisoned buffer's byte.
+const DONE: u32 = 0x5A << 24;
 
 /// The sizes the kernel is compiled for: the code's and the limits'.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -344,7 +345,7 @@ impl<T: Received> BatchDecoder<T> for GpuSync<T> {
         let collected = self.pipe.collect(|words_out, _| {
             for (u, w) in words_out.chunks_exact(words).enumerate() {
                 // Every unit's flags carry DONE once its CTA ran to its end.
-                anyhow::ensure!(w[1] & DONE != 0, "unit {u} of the batch was not decoded (flags {:#x})", w[1]);
+                anyhow::ensure!(w[1] & 0xff00_0000 == DONE, "unit {u} of the batch was not decoded (flags {:#x})", w[1]);
                 reports.push(UnitReport { bits: k, iterations: 0, check: (w[1] & 1 != 0).then_some(false), consumed: w[0] as usize });
                 bits.extend(w[2..2 + k].iter().map(|&b| b as u8));
                 if shape.soft {
