@@ -38,12 +38,14 @@
 //   app[b][SQ]           f64 the APPs of the index;
 //   out[b][SOUT]         u32: consumed, flags (bit 0 beyond the limits, bit 1
 //                        lost, top byte 0x5A written), SNS·SK decisions (0/1), then
-//                        with SSOFT SNS·SK f32 bit LLRs.
+//                        with SSOFT SNS·SK f32 bit LLRs, then with SAPP the
+//                        SNS·SQ f64 symbol APPs (two words each, low first).
 //
 // Parameters (-D): SN (n), SQ (q), SK (log2 q), SNS (N), SM (states M_τ),
 // SLO (m_τ⁻), SW (corridor M_n), SCLO (m_n⁻), SBOOKS (codebooks), SWIN
-// (received items a unit holds at most), SGLOBAL, SSOFT, SSTREAM (windows of
-// a stream: the end drift is found; else whole frames).
+// (received items a unit holds at most), SGLOBAL, SSOFT, SAPP (the APPs
+// out too, for tests), SSTREAM (windows of a stream: the end drift is
+// found; else whole frames).
 #include "common.cuh"
 
 constexpr int TAU = SN * SNS;
@@ -51,7 +53,8 @@ constexpr int G = SM * SW * SQ;
 constexpr int SUMS = SM * SW;
 constexpr int SPITCH = 2 + 2 * SWIN;
 constexpr int KB = SNS * SK;
-constexpr int SOUT = 2 + KB * (1 + SSOFT);
+constexpr int APP_AT = 2 + KB * (1 + SSOFT);
+constexpr int SOUT = APP_AT + 2 * SNS * SQ * SAPP;
 // A written unit's mark in the top byte of its flags: neither zeros nor a
 // poisoned buffer's repeated byte read as it.
 constexpr u32 DONE = 0x5Au << 24;
@@ -156,6 +159,13 @@ __device__ __forceinline__ bool on_edge(int k) {
 // 2^x for x ≤ 0 as the model's powi computes it (1 / 2^−x: zero once 2^−x overflows).
 __device__ __forceinline__ double pow2_neg(long long x) {
     return x >= -1023 ? ldexp(1.0, (int)x) : 0.0;
+}
+
+// APP number j of a unit's output, as two words.
+__device__ __forceinline__ void put_app(u32* out, int j, double p) {
+    const u64 bits = (u64)__double_as_longlong(p);
+    out[APP_AT + 2 * j] = (u32)bits;
+    out[APP_AT + 2 * j + 1] = (u32)(bits >> 32);
 }
 
 extern "C" __global__ void sync_map(const float* __restrict__ in, const u32* __restrict__ books, float ins, float del, float flush, float* gamma_all,
@@ -288,6 +298,9 @@ extern "C" __global__ void sync_map(const float* __restrict__ in, const u32* __r
             best_symbol = best;
         }
         __syncthreads();
+        if (SAPP) {
+            for (int d = threadIdx.x; d < SQ; d += blockDim.x) put_app(out, i * SQ + d, app[d]);
+        }
         // One thread per bit of the symbol: its decision and its LLR.
         for (int j = threadIdx.x; j < SK; j += blockDim.x) {
             const int bit = SK - 1 - j;
@@ -313,6 +326,10 @@ extern "C" __global__ void sync_map(const float* __restrict__ in, const u32* __r
         u32 consumed, flags = DONE;
         if (lost) {
             for (int j = 0; j < KB * (1 + SSOFT); j++) out[2 + j] = 0u;
+            // The model's APPs of a lost frame: every symbol value alike.
+            if (SAPP) {
+                for (int j = 0; j < SNS * SQ; j++) put_app(out, j, __ddiv_rn(1.0, (double)SQ));
+            }
             consumed = SSTREAM ? min(avail, TAU) : avail;
             flags |= BEYOND | LOST;
         } else {

@@ -1,7 +1,8 @@
 //! The GPU MAP decoder of insertion/deletion codes gives the CPU reference's
 //! results on fresh random inputs: the same decisions and unit reports
-//! (where each frame ended, whether it left the limits), and bit LLRs from
-//! the symbol APPs within a relative 1e-5, over q from 2 to 256, channels
+//! (where each frame ended, whether it left the limits), the symbol APPs
+//! and the bit LLRs from them within a relative 1e-5 (the APPs are meant to
+//! be equal: the same operations in the same order), over q from 2 to 256, channels
 //! from Pi = Pd = 1e-3 to 5e-2 with substitutions, hard bits and `f32` and
 //! `i8` LLRs, whole frames and windows of a stream, global and local
 //! storage, and batches larger and smaller than the device's default;
@@ -140,6 +141,44 @@ fn the_gpu_gives_the_cpu_references_results_on_fresh_inputs() {
     }
 }
 
+/// The symbol APPs of every unit, against [`SyncMapDecoder::decode_frame`]'s.
+fn compare_apps<T: Received>(case: &Case, what: &str, items: &[T], spans: &[UnitSpan], scale: f32) {
+    let (code, params, cfg) = (SyncCode::random(case.q, case.n, case.symbols, 3).unwrap(), case.params(), case.cfg());
+    let mut cpu = SyncMapDecoder::<T>::new(code.clone(), params, cfg, 0).unwrap().with_input_scale(scale).unwrap();
+    let pipeline = PipelineOptions { batch_units: case.batch_units, poison: Some(0x5A), ..Default::default() };
+    let mut gpu = GpuSync::<T>::with_apps(code, params, cfg, scale, &pipeline).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+    decode(&mut gpu, items, spans);
+    let got = gpu.take_apps();
+    let mut want = Vec::new();
+    for s in spans {
+        let (mut bits, mut app) = (Vec::new(), Vec::new());
+        cpu.decode_frame(&items[s.start..s.start + s.len], &mut bits, &mut app).unwrap();
+        want.extend(app);
+    }
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!((g - w).abs() <= 1e-5 * w.abs(), "{what}: APP {i}: GPU {g}, CPU {w}");
+    }
+}
+
+#[test]
+fn the_gpus_symbol_apps_are_the_references() {
+    if !common::have_gpu("the_gpus_symbol_apps_are_the_references") {
+        return;
+    }
+    let seed = fresh_seed();
+    for case in cases() {
+        let mut rng = SmallRng::seed_from_u64(seed ^ 1);
+        let code = SyncCode::random(case.q, case.n, case.symbols, 3).unwrap();
+        let window = SyncMapDecoder::<u8>::new(code.clone(), case.params(), case.cfg(), 1).unwrap().shapes()[0].items;
+        let what = format!("{} (seed {seed})", case.name());
+        let (hard, spans) = units(&code, Bsid::new(case.params(), seed), case.framing, window, 12, &mut rng);
+        compare_apps::<u8>(&case, &format!("{what}, hard bits"), &hard, &spans, 1.0);
+        let (llrs, spans) = units(&code, BsidAwgn::new(case.params(), 6.0, code.rate().min(1.0), seed).unwrap(), case.framing, window, 12, &mut rng);
+        compare_apps::<f32>(&case, &format!("{what}, f32 LLRs"), &llrs, &spans, 1.0);
+    }
+}
+
 #[test]
 fn bad_input_gets_the_references_errors() {
     if !common::have_gpu("bad_input_gets_the_references_errors") {
@@ -166,16 +205,16 @@ fn bad_input_gets_the_references_errors() {
 }
 
 /// Every case's kernel compiles (NVRTC only, no GPU), with and without soft
-/// output, for frames and windows, γ global and local.
+/// output and the APPs, for frames and windows, γ global and local.
 #[test]
 fn kernels_compile() {
     if !common::have_nvrtc("kernels_compile") {
         return;
     }
     for case in cases() {
-        for soft in [false, true] {
-            compile_sync_kernel(&SyncCode::random(case.q, case.n, case.symbols, 1).unwrap(), case.params(), case.cfg(), soft, "sm_90")
-                .unwrap_or_else(|e| panic!("{}: {e:#}", case.name()));
+        for (soft, apps) in [(false, false), (true, false), (false, true)] {
+            compile_sync_kernel(&SyncCode::random(case.q, case.n, case.symbols, 1).unwrap(), case.params(), case.cfg(), soft, apps, "sm_90")
+                .unwrap_or_else(|e| panic!("{} (soft {soft}, apps {apps}): {e:#}", case.name()));
         }
     }
 }

@@ -56,6 +56,8 @@ struct Shape {
     window: usize,
     global: bool,
     soft: bool,
+    /// The symbol APPs are written out too.
+    apps: bool,
     stream: bool,
 }
 
@@ -70,8 +72,14 @@ impl Shape {
         HEAD + 2 * self.window
     }
 
-    /// Output words per unit: consumed, flags, the decisions, the soft output.
+    /// Output words per unit: consumed, flags, the decisions, the soft
+    /// output, the APPs (two words each).
     fn out_words(&self) -> usize {
+        self.apps_at() + 2 * self.symbols * self.q * usize::from(self.apps)
+    }
+
+    /// Where a unit's APPs start in its output words.
+    fn apps_at(&self) -> usize {
         2 + self.symbols * self.symbol_bits * (1 + usize::from(self.soft))
     }
 
@@ -102,13 +110,15 @@ impl Shape {
             d("SWIN", self.window.to_string()),
             d("SGLOBAL", u8::from(self.global).to_string()),
             d("SSOFT", u8::from(self.soft).to_string()),
+            d("SAPP", u8::from(self.apps).to_string()),
             d("SSTREAM", u8::from(self.stream).to_string()),
         ]
     }
 }
 
-/// The shape of `reference`'s decoding with γ global or not.
-fn shape_of<T: Received>(reference: &SyncMapDecoder<T>, global: bool, soft: bool) -> Shape {
+/// The shape of `reference`'s decoding with γ global or not, the soft
+/// output and the APPs written out or not.
+fn shape_of<T: Received>(reference: &SyncMapDecoder<T>, global: bool, soft: bool, apps: bool) -> Shape {
     let (code, limits) = (reference.code(), reference.limits());
     Shape {
         n: code.n(),
@@ -123,16 +133,18 @@ fn shape_of<T: Received>(reference: &SyncMapDecoder<T>, global: bool, soft: bool
         window: reference.shapes()[0].items,
         global,
         soft,
+        apps,
         stream: reference.framing() == Framing::Stream,
     }
 }
 
 /// Compile the kernel for `code` over a channel of `params` with `cfg`
-/// (γ global unless `cfg.storage` is local), for `arch` (e.g. `sm_90`),
-/// without a device: a check that it compiles.
-pub fn compile_sync_kernel(code: &SyncCode, params: BsidParams, cfg: DecoderConfig, soft: bool, arch: &str) -> anyhow::Result<Vec<u8>> {
+/// (γ global unless `cfg.storage` is local), with the soft output and the
+/// APPs when asked, for `arch` (e.g. `sm_90`), without a device: a check
+/// that it compiles.
+pub fn compile_sync_kernel(code: &SyncCode, params: BsidParams, cfg: DecoderConfig, soft: bool, apps: bool, arch: &str) -> anyhow::Result<Vec<u8>> {
     let reference = SyncMapDecoder::<u8>::new(code.clone(), params, cfg, 1)?;
-    compile_cubin("sync.cu", arch, &shape_of(&reference, cfg.storage != Storage::Local, soft).defines())
+    compile_cubin("sync.cu", arch, &shape_of(&reference, cfg.storage != Storage::Local, soft, apps).defines())
 }
 
 /// GPU MAP decoder of a [`SyncCode`] over the BSID channel: what the CPU
@@ -157,6 +169,9 @@ pub struct GpuSync<T: Received> {
     /// Every codebook's codewords on the device.
     books: DeviceBuf,
     device: DeviceInfo,
+    /// The symbol APPs of the units collected so far (N rows of q per
+    /// unit), when the decoder was built to give them.
+    apps: Vec<f64>,
 }
 
 impl<T: Received> GpuSync<T> {
@@ -165,6 +180,17 @@ impl<T: Received> GpuSync<T> {
     /// bit LLRs when `soft`, on the device `pipeline` names. Compiles the
     /// kernel for the code and allocates the pipeline.
     pub fn new(code: SyncCode, params: BsidParams, cfg: DecoderConfig, input_scale: f32, soft: bool, pipeline: &PipelineOptions) -> anyhow::Result<Self> {
+        Self::build(code, params, cfg, input_scale, soft, false, pipeline)
+    }
+
+    /// [`Self::new`] (without soft output) that also gives every collected
+    /// unit's symbol APPs ([`Self::take_apps`]): what a test compares with
+    /// [`SyncMapDecoder::decode_frame`]'s.
+    pub fn with_apps(code: SyncCode, params: BsidParams, cfg: DecoderConfig, input_scale: f32, pipeline: &PipelineOptions) -> anyhow::Result<Self> {
+        Self::build(code, params, cfg, input_scale, false, true, pipeline)
+    }
+
+    fn build(code: SyncCode, params: BsidParams, cfg: DecoderConfig, input_scale: f32, soft: bool, apps: bool, pipeline: &PipelineOptions) -> anyhow::Result<Self> {
         pipeline.validate()?;
         let reference = SyncMapDecoder::<T>::new(code, params, cfg, 1)?.with_input_scale(input_scale)?;
         let ctx = context(pipeline.device)?;
@@ -172,14 +198,14 @@ impl<T: Received> GpuSync<T> {
         let device = info_of(&ctx)?;
         let (free, _) = result::mem_get_info().map_err(cuda("cuMemGetInfo"))?;
         let budget = (free as f64 * FREE_SHARE) as usize / pipeline.slots.max(1);
-        let global_shape = shape_of(&reference, true, soft);
+        let global_shape = shape_of(&reference, true, soft, apps);
         // Global storage when a batch of a wave's units fits the budget.
         let global = match cfg.storage {
             Storage::Global => true,
             Storage::Local => false,
             Storage::Auto => global_shape.unit_bytes().saturating_mul(device.sms as usize * 4) <= budget,
         };
-        let shape = shape_of(&reference, global, soft);
+        let shape = shape_of(&reference, global, soft, apps);
         let function = kernel(&ctx, "sync.cu", ENTRY, &shape.defines())?;
         let registers = function.num_regs().map_err(cuda("cuFuncGetAttribute"))?;
         let most = function.max_threads_per_block().map_err(cuda("cuFuncGetAttribute"))?.max(32) as u32;
@@ -220,7 +246,7 @@ impl<T: Received> GpuSync<T> {
         // SAFETY: the buffer holds every codeword; the copy is waited for below.
         unsafe { result::memcpy_htod_sync(books.ptr(), &words) }.map_err(cuda("codebook copy"))?;
         ctx.synchronize().map_err(cuda("cuCtxSynchronize"))?;
-        Ok(Self { reference, shape, function, threads, registers, pipe, books, device })
+        Ok(Self { reference, shape, function, threads, registers, pipe, books, device, apps: Vec::new() })
     }
 
     /// Whether γ of a whole frame is kept on the device.
@@ -231,6 +257,12 @@ impl<T: Received> GpuSync<T> {
     /// Device bytes one unit of a batch takes (its input, scratch and output).
     pub fn unit_bytes(&self) -> usize {
         self.shape.unit_bytes()
+    }
+
+    /// The symbol APPs of the units collected since the last call (N rows
+    /// of q per unit, in order); empty unless built [`with_apps`](Self::with_apps).
+    pub fn take_apps(&mut self) -> Vec<f64> {
+        std::mem::take(&mut self.apps)
     }
 
     /// Time split of the batch collected last.
@@ -341,7 +373,7 @@ impl<T: Received> BatchDecoder<T> for GpuSync<T> {
         let shape = self.shape;
         let (k, words) = (shape.symbols * shape.symbol_bits, shape.out_words());
         let mut reports = Vec::new();
-        let (bits, soft) = (&mut out.bits, &mut out.soft);
+        let (bits, soft, apps) = (&mut out.bits, &mut out.soft, &mut self.apps);
         let collected = self.pipe.collect(|words_out, _| {
             for (u, w) in words_out.chunks_exact(words).enumerate() {
                 // Every unit's flags carry DONE once its CTA ran to its end.
@@ -350,6 +382,9 @@ impl<T: Received> BatchDecoder<T> for GpuSync<T> {
                 bits.extend(w[2..2 + k].iter().map(|&b| b as u8));
                 if shape.soft {
                     soft.extend(w[2 + k..2 + 2 * k].iter().map(|&x| f32::from_bits(x)));
+                }
+                if shape.apps {
+                    apps.extend(w[shape.apps_at()..].chunks_exact(2).map(|p| f64::from_bits(u64::from(p[0]) | u64::from(p[1]) << 32)));
                 }
             }
             Ok(())
