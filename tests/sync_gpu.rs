@@ -64,6 +64,15 @@ impl Case {
     fn cfg(&self) -> DecoderConfig {
         DecoderConfig { framing: self.framing, storage: self.storage, ..DecoderConfig::default() }
     }
+
+    fn code(&self) -> SyncCode {
+        SyncCode::random(self.q, self.n, self.symbols, 3).unwrap()
+    }
+
+    /// Received items a unit holds at most.
+    fn window(&self) -> usize {
+        SyncMapDecoder::<u8>::new(self.code(), self.params(), self.cfg(), 1).unwrap().shapes()[0].items
+    }
 }
 
 /// A seed that differs from run to run; a failure names it.
@@ -100,7 +109,7 @@ fn decode<T: Received>(d: &mut dyn BatchDecoder<T>, items: &[T], spans: &[UnitSp
 }
 
 fn compare<T: Received>(case: &Case, what: &str, items: &[T], spans: &[UnitSpan], scale: f32) {
-    let (code, params, cfg) = (SyncCode::random(case.q, case.n, case.symbols, 3).unwrap(), case.params(), case.cfg());
+    let (code, params, cfg) = (case.code(), case.params(), case.cfg());
     let mut cpu = SyncMapDecoder::<T>::new(code.clone(), params, cfg, 0).unwrap().with_input_scale(scale).unwrap().with_soft_output();
     let pipeline = PipelineOptions { batch_units: case.batch_units, poison: Some(0xA5), ..Default::default() };
     let mut gpu = GpuSync::<T>::new(code, params, cfg, scale, true, &pipeline).unwrap_or_else(|e| panic!("{what}: {e:#}"));
@@ -125,8 +134,7 @@ fn the_gpu_gives_the_cpu_references_results_on_fresh_inputs() {
     let seed = fresh_seed();
     for case in cases() {
         let mut rng = SmallRng::seed_from_u64(seed);
-        let code = SyncCode::random(case.q, case.n, case.symbols, 3).unwrap();
-        let window = SyncMapDecoder::<u8>::new(code.clone(), case.params(), case.cfg(), 1).unwrap().shapes()[0].items;
+        let (code, window) = (case.code(), case.window());
         let frames = 40;
         let what = format!("{} (seed {seed})", case.name());
         let (hard, spans) = units(&code, Bsid::new(case.params(), seed), case.framing, window, frames, &mut rng);
@@ -143,7 +151,7 @@ fn the_gpu_gives_the_cpu_references_results_on_fresh_inputs() {
 
 /// The symbol APPs of every unit, against [`SyncMapDecoder::decode_frame`]'s.
 fn compare_apps<T: Received>(case: &Case, what: &str, items: &[T], spans: &[UnitSpan], scale: f32) {
-    let (code, params, cfg) = (SyncCode::random(case.q, case.n, case.symbols, 3).unwrap(), case.params(), case.cfg());
+    let (code, params, cfg) = (case.code(), case.params(), case.cfg());
     let mut cpu = SyncMapDecoder::<T>::new(code.clone(), params, cfg, 0).unwrap().with_input_scale(scale).unwrap();
     let pipeline = PipelineOptions { batch_units: case.batch_units, poison: Some(0x5A), ..Default::default() };
     let mut gpu = GpuSync::<T>::with_apps(code, params, cfg, scale, &pipeline).unwrap_or_else(|e| panic!("{what}: {e:#}"));
@@ -169,8 +177,7 @@ fn the_gpus_symbol_apps_are_the_references() {
     let seed = fresh_seed();
     for case in cases() {
         let mut rng = SmallRng::seed_from_u64(seed ^ 1);
-        let code = SyncCode::random(case.q, case.n, case.symbols, 3).unwrap();
-        let window = SyncMapDecoder::<u8>::new(code.clone(), case.params(), case.cfg(), 1).unwrap().shapes()[0].items;
+        let (code, window) = (case.code(), case.window());
         let what = format!("{} (seed {seed})", case.name());
         let (hard, spans) = units(&code, Bsid::new(case.params(), seed), case.framing, window, 12, &mut rng);
         compare_apps::<u8>(&case, &format!("{what}, hard bits"), &hard, &spans, 1.0);
@@ -213,7 +220,7 @@ fn kernels_compile() {
     }
     for case in cases() {
         for (soft, apps) in [(false, false), (true, false), (false, true)] {
-            compile_sync_kernel(&SyncCode::random(case.q, case.n, case.symbols, 1).unwrap(), case.params(), case.cfg(), soft, apps, "sm_90")
+            compile_sync_kernel(&case.code(), case.params(), case.cfg(), soft, apps, "sm_90")
                 .unwrap_or_else(|e| panic!("{} (soft {soft}, apps {apps}): {e:#}", case.name()));
         }
     }
