@@ -43,6 +43,7 @@ mod profile;
 mod quantize;
 mod random_bits;
 mod stream;
+mod sync;
 #[cfg(test)]
 mod testing;
 mod throughput_probe;
@@ -63,6 +64,7 @@ pub use profile::{BlockLoad, Counted, Profiled};
 pub use quantize::Quantize;
 pub use random_bits::RandomBits;
 pub use throughput_probe::{Throughput, ThroughputMeter, ThroughputProbe};
+pub use sync::{BsidChannel, SyncDecoder, SyncEncoder};
 pub use turbo::{TransportEncoder, TurboDecoder, TurboEncoder};
 pub use unit_tags::{UNIT_FORMAT_TAG, UNIT_LLRS_TAG, UNIT_REPORT_TAG, VALID_BITS_TAG};
 

@@ -1,28 +1,41 @@
 //! `gpufec ber <family>`: an error-rate curve through a family's link
 //! simulator, the same for every family: its settings' options, then what
-//! every curve takes (the Eb/N0 grid, the LLR type, the backend, the stop
-//! rules and the JSON file).
+//! every curve takes (the grid of the family's x axis, the LLR type, the
+//! backend, the stop rules and the JSON file).
 
 use super::count::count_usize;
-use super::curve::{CurveArgs, EBN0, run_curve};
+use super::curve::{CurveArgs, run_curve};
 use super::grid::Grid;
 use super::settings::{flag, given, resolve};
 use crate::codes::settings::FieldType;
 use crate::files::{Use, refuse_overwriting};
 use crate::codes::llr::LlrType;
+use crate::codes::sim::Axis;
 use crate::codes::threads::MAX_THREADS;
 use crate::flowgraph::family::Family;
 use crate::gpu::{Backend, BackendOptions};
 use anyhow::Context;
-use clap::{ArgMatches, Args, FromArgMatches};
+use clap::{Arg, ArgMatches, Args, FromArgMatches};
 use serde_json::Map;
 
-/// What every family's `ber` takes besides its settings.
+/// The id of the x axis' option among a `ber` command's arguments.
+const X: &str = "x";
+
+/// The option of a family's x axis (`--ebn0` for Eb/N0): a grid, required
+/// unless the family's settings give a point of their own.
+pub(super) fn axis_arg(axis: Axis) -> Arg {
+    let label = axis.label;
+    let unit = if axis.unit.is_empty() { String::new() } else { format!(", {}", axis.unit) };
+    Arg::new(X)
+        .long(axis.flag.trim_start_matches('-'))
+        .help(format!("{label}{unit}: a list 1,2,3 or a range START:STEP:STOP (negative values as written); without it, the point the settings give, where they give one"))
+        .allow_hyphen_values(true)
+        .value_parser(move |s: &str| Grid::parse(s, label))
+}
+
+/// What every family's `ber` takes besides its settings and its x axis.
 #[derive(Args, Debug)]
 pub struct BerArgs {
-    /// Eb/N0 per information bit, dB: a list 1,2,3 or a range START:STEP:STOP (negative values as written).
-    #[arg(long, allow_hyphen_values = true, value_parser = |s: &str| Grid::parse(s, "Eb/N0"))]
-    ebn0: Grid,
     /// LLR type at the decoder: i8 (quantized with the matched scale: 16·σ² up to σ = 3/4, then less, ±127 at 1 + 4σ) or f32 (default: the family's, i8 for conv, f32 for turbo).
     #[arg(long, value_parser = llr_type)]
     llr: Option<LlrType>,
@@ -58,6 +71,10 @@ pub fn ber(family: &Family, m: &ArgMatches) -> anyhow::Result<bool> {
     let code = resolve(family, given)?;
     let llr = a.llr.unwrap_or(family.default_llr);
     let options = BackendOptions { backend: a.backend, cpu_threads: a.threads, ..Default::default() };
+    let grid = match m.get_one::<Grid>(X) {
+        Some(g) => g.clone(),
+        None => Grid(vec![code.default_x().map_err(|e| anyhow::anyhow!("{}: give the points of the curve ({e:#})", family.axis.flag))?]),
+    };
     let (mut link, choice) = code.link(llr, &options).with_context(|| format!("--backend {}", a.backend))?;
     let about = match &choice.why_not_gpu {
         Some(why) => format!("{} (no GPU: {why})", link.describe()),
@@ -73,5 +90,5 @@ pub fn ber(family: &Family, m: &ArgMatches) -> anyhow::Result<bool> {
     p.insert("frame_bits".into(), code.frame_bits().into());
     p.insert("llr".into(), llr.name().into());
     p.insert("backend".into(), about.into());
-    run_curve(link.as_mut(), EBN0, &a.ebn0, &a.curve, p)
+    run_curve(link.as_mut(), family.axis, &grid, &a.curve, p)
 }

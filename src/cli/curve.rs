@@ -5,7 +5,7 @@
 use super::count::parse_count;
 use super::grid::Grid;
 use super::interrupt;
-use crate::codes::sim::{Ended, Link, Point, Progress, StopRule, run_point};
+use crate::codes::sim::{Axis, Ended, Link, Point, Progress, StopRule, run_point};
 use clap::Args;
 use serde_json::{Map, Value, json};
 use super::status_line::StatusLine;
@@ -28,32 +28,6 @@ pub struct CurveArgs {
     /// and with the partial point on Ctrl-C).
     #[arg(long)]
     pub json: Option<PathBuf>,
-}
-
-/// A curve's x axis.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Axis {
-    /// The key of its values in JSON (`ebn0_db`).
-    pub key: &'static str,
-    /// The option that gives its points (`--ebn0`).
-    pub flag: &'static str,
-    /// How lines name it (`Eb/N0`).
-    pub label: &'static str,
-    /// Its unit in lines (`dB`; empty for a probability).
-    pub unit: &'static str,
-}
-
-/// The Eb/N0 axis of the AWGN channel.
-pub const EBN0: Axis = Axis { key: "ebn0_db", flag: "--ebn0", label: "Eb/N0", unit: "dB" };
-
-impl Axis {
-    /// `Eb/N0   3.00 dB`.
-    /// `label x unit`, with as many decimals as `x` needs (2 to 6): a grid
-    /// in steps of 0.001 dB must not print every point as 0.00.
-    fn at(&self, x: f64) -> String {
-        let d = (2..6).find(|&d| ((x * 10f64.powi(d)).round() / 10f64.powi(d) - x).abs() < 1e-9).unwrap_or(6) as usize;
-        if self.unit.is_empty() { format!("{} {x:6.d$}", self.label) } else { format!("{} {x:6.d$} {}", self.label, self.unit) }
-    }
 }
 
 /// A curve: the run's parameters and the points measured so far.

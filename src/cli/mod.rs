@@ -17,12 +17,14 @@ mod interrupt;
 mod run;
 mod settings;
 mod status_line;
+mod sync;
 mod turbo;
 
 pub use bench::{BenchArgs, LlrSet, MAX_BENCH_BITS, MAX_BENCH_SECONDS, Run, Timing, time_decoder};
 pub use conv::{BENCH_FRAME_BITS, Setup, standard_setups};
 pub use count::{count_usize, parse_count};
-pub use curve::{Axis, Curve, CurveArgs, EBN0, point_line, run_curve};
+pub use crate::codes::sim::{Axis, EBN0};
+pub use curve::{Curve, CurveArgs, point_line, run_curve};
 pub use grid::Grid;
 pub use interrupt::INTERRUPTED;
 
@@ -43,13 +45,13 @@ pub(crate) struct FamilyCli {
 }
 
 /// Every family on the command line, one line each.
-const FAMILIES: &[FamilyCli] = &[conv::CLI, turbo::CLI];
+const FAMILIES: &[FamilyCli] = &[conv::CLI, turbo::CLI, sync::CLI];
 
 /// The whole command line.
 fn command() -> Command {
     let ber = FAMILIES.iter().fold(
         Command::new("ber").about("Measure an error-rate curve with a family's direct link simulator.").subcommand_required(true),
-        |c, f| c.subcommand(ber::BerArgs::augment_args(settings::with_fields(Command::new(f.family.name).about(f.family.summary), f.family.fields))),
+        |c, f| c.subcommand(ber::BerArgs::augment_args(settings::with_fields(Command::new(f.family.name).about(f.family.summary), f.family.fields)).arg(ber::axis_arg(f.family.axis))),
     );
     let bench = FAMILIES.iter().fold(
         Command::new("bench").about("Measure decoder throughput.").subcommand_required(true),

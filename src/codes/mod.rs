@@ -20,6 +20,7 @@ pub mod packed;
 pub mod settings;
 pub mod sim;
 pub mod simd;
+pub mod sync;
 pub mod threads;
 pub mod turbo;
 

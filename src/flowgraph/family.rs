@@ -12,7 +12,7 @@ use crate::codes::error::CodeResult;
 use crate::codes::framing::Cutter;
 use crate::codes::llr::{Llr, LlrType};
 use crate::codes::settings::{Chain, Field, Noisy, SettingError, Settings};
-use crate::codes::sim::Link;
+use crate::codes::sim::{Axis, Link};
 use crate::gpu::{BackendOptions, Choice};
 use serde_json::{Map, Value};
 use std::any::Any;
@@ -35,6 +35,8 @@ pub struct Family {
     pub kinds: &'static [Kind],
     /// The LLR type its decoders take unless told.
     pub default_llr: LlrType,
+    /// The x axis of its link's curves (Eb/N0, or a channel probability).
+    pub axis: Axis,
 }
 
 /// What a decoder is built with besides its code.
@@ -89,6 +91,11 @@ pub trait Code: Send + Sync {
     /// decoder ended up.
     fn link(&self, llr: LlrType, options: &BackendOptions) -> anyhow::Result<(Box<dyn Link>, Choice)>;
 
+    /// The point of the family's axis that the settings themselves give
+    /// (a channel probability among them), for a curve of one point; the
+    /// error says why they give none.
+    fn default_x(&self) -> anyhow::Result<f64>;
+
     /// The family's own type, for its block kinds.
     fn as_any(&self) -> &dyn Any;
 }
@@ -104,6 +111,12 @@ pub trait FamilyChain: Chain {
 
     /// The direct link simulation of the code with `llr` LLRs.
     fn link(&self, llr: LlrType, options: &BackendOptions) -> anyhow::Result<(Box<dyn Link>, Choice)>;
+
+    /// The point of the family's axis the settings give, or why they give
+    /// none (none for an Eb/N0 axis: no code implies a channel).
+    fn default_x(&self) -> anyhow::Result<f64> {
+        anyhow::bail!("the settings of a {} code give no point of their own", Self::FAMILY)
+    }
 }
 
 impl<C: FamilyChain> Code for C {
@@ -147,6 +160,10 @@ impl<C: FamilyChain> Code for C {
 
     fn link(&self, llr: LlrType, options: &BackendOptions) -> anyhow::Result<(Box<dyn Link>, Choice)> {
         FamilyChain::link(self, llr, options)
+    }
+
+    fn default_x(&self) -> anyhow::Result<f64> {
+        FamilyChain::default_x(self)
     }
 
     fn as_any(&self) -> &dyn Any {

@@ -9,14 +9,13 @@ use super::memory::{DeviceBuf, Event, PinnedBuf};
 use super::pipeline::{BatchSplit, par_chunks, par_unpack};
 use super::stream_copy::stream_copy;
 use crate::codes::decode::{Batch, BatchDecoder, Decoded};
-use crate::codes::llr::Llr;
 use cudarc::driver::result;
 use rand::{RngCore, SeedableRng, rngs::SmallRng};
 use std::time::Instant;
 
 /// What the shared benchmarks need of a GPU decoder besides the decoder
 /// contract.
-pub trait GpuBench<T: Llr>: BatchDecoder<T> {
+pub trait GpuBench<T: Copy + Send + Sync>: BatchDecoder<T> {
     /// Mean kernel milliseconds of decoding `batch` (at most one batch)
     /// already resident on the device, over `reps` launches; needs nothing in
     /// flight.
@@ -28,7 +27,7 @@ pub trait GpuBench<T: Llr>: BatchDecoder<T> {
 
 /// Kernel-only Gb/s of information bits on one full batch of the uniform
 /// `units` (which must hold at least one batch), device-resident.
-pub fn kernel_only<T: Llr>(dec: &mut dyn GpuBench<T>, units: &[T], reps: usize) -> anyhow::Result<f64> {
+pub fn kernel_only<T: Copy + Send + Sync>(dec: &mut dyn GpuBench<T>, units: &[T], reps: usize) -> anyhow::Result<f64> {
     let shape = dec.shapes()[0];
     let per_batch = dec.limit().units;
     anyhow::ensure!(units.len() >= per_batch * shape.items, "a kernel-only figure needs a full batch of units");
@@ -91,7 +90,7 @@ impl EndToEnd {
 /// uniform `units` (two distinct batches, reused, keep host memory modest),
 /// keeping the decoder's depth in flight. One batch first, so that no
 /// first-touch cost lands in the figure.
-pub fn end_to_end<T: Llr>(dec: &mut dyn GpuBench<T>, units: &[T], batches: usize) -> anyhow::Result<EndToEnd> {
+pub fn end_to_end<T: Copy + Send + Sync>(dec: &mut dyn GpuBench<T>, units: &[T], batches: usize) -> anyhow::Result<EndToEnd> {
     let shape = dec.shapes()[0];
     let per_batch = dec.limit().units * shape.items;
     let distinct = (units.len() / per_batch.max(1)).clamp(1, 2);

@@ -7,7 +7,7 @@
 //! with the reason), [`PipelineOptions`] and the pipeline with its per-slot
 //! buffers, the process's host thread pool, run-time compilation with a disk
 //! cache, and the benchmarks of [`mod@bench`]. What a family adds: its launcher
-//! module (`conv`, `turbo`).
+//! module (`conv`, `turbo`, `sync`).
 
 mod backend;
 pub mod bench;
@@ -24,6 +24,7 @@ mod staging;
 mod stream_copy;
 mod turbo;
 mod conv;
+mod sync;
 
 pub use backend::{Backend, BackendOptions, Choice, select};
 pub use compile::nvrtc_available;
@@ -38,3 +39,4 @@ pub use conv::{
     BENCH_EBN0_DB, DEFAULT_MIN_BLOCKS_GLOBAL_I8, GpuBenchOptions, GpuViterbi, SurvivorMemory, ViterbiTuning, bench_viterbi,
     compile_viterbi_kernel, viterbi_decoder,
 };
+pub use sync::{GpuSync, bench_sync, compile_sync_kernel, sync_decoder};

@@ -128,6 +128,34 @@ impl GaussianNoise {
         run_best(self.key, first, out.len(), |at, z| map_run(&input[at..at + z.len()], z, &mut out[at..at + z.len()], &f));
     }
 
+    /// The four Philox4x32-10 words of blocks `first, first + 1, ...` into
+    /// `out`: uniform words that depend only on the seed and the block, for
+    /// channels whose random events are not Gaussian (insertions and
+    /// deletions) and must be counter-based all the same. Block `b` is the one
+    /// of the module recipe, whose words also give the normals of its samples:
+    /// a channel drawing both takes them from two seeds.
+    ///
+    /// # Example
+    /// ```
+    /// use gpufec::codes::channel::GaussianNoise;
+    /// let g = GaussianNoise::new(3);
+    /// let (mut all, mut one) = ([[0u32; 4]; 40], [[0u32; 4]; 1]);
+    /// g.words(0, &mut all);
+    /// g.words(37, &mut one);
+    /// assert_eq!(all[37], one[0]);
+    /// ```
+    pub fn words(&self, first: u64, out: &mut [[u32; 4]]) {
+        for (c, chunk) in out.chunks_mut(LANES).enumerate() {
+            let start = first.wrapping_add((c * LANES) as u64);
+            let mut a: [u64; LANES] = std::array::from_fn(|j| start.wrapping_add(j as u64));
+            let mut b = [0u64; LANES];
+            philox4x32_10(&mut a, &mut b, self.key);
+            for (j, w) in chunk.iter_mut().enumerate() {
+                *w = [a[j] as u32, (a[j] >> 32) as u32, b[j] as u32, (b[j] >> 32) as u32];
+            }
+        }
+    }
+
     /// [`add_scaled`](Self::add_scaled) on all cores when the slice is large
     /// (≥ 64 Ki samples); bit-identical to it.
     pub fn par_add_scaled(&self, first: u64, sigma: f32, samples: &mut [f32]) {

@@ -24,6 +24,35 @@ pub fn noise_seed(seed: u64) -> u64 {
     seed ^ 0x9e37_79b9_7f4a_7c15
 }
 
+/// A link's x axis, as curves name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Axis {
+    /// The key of its values in JSON (`ebn0_db`).
+    pub key: &'static str,
+    /// The option that gives its points (`--ebn0`).
+    pub flag: &'static str,
+    /// How lines name it (`Eb/N0`).
+    pub label: &'static str,
+    /// Its unit in lines (`dB`; empty for a probability).
+    pub unit: &'static str,
+}
+
+/// The Eb/N0 axis of the AWGN channel.
+pub const EBN0: Axis = Axis { key: "ebn0_db", flag: "--ebn0", label: "Eb/N0", unit: "dB" };
+
+impl Axis {
+    /// `Eb/N0   3.00 dB`, or `P 1.00e-3` for a probability (no unit); a
+    /// value in dB with as many decimals as it needs (2 to 6): a grid in
+    /// steps of 0.001 dB must not print every point as 0.00.
+    pub fn at(&self, x: f64) -> String {
+        if self.unit.is_empty() {
+            return format!("{} {x:.2e}", self.label);
+        }
+        let d = (2..6).find(|&d| ((x * 10f64.powi(d)).round() / 10f64.powi(d) - x).abs() < 1e-9).unwrap_or(6) as usize;
+        format!("{} {x:6.d$} {}", self.label, self.unit)
+    }
+}
+
 /// A simulated transmission chain of one code family, decoder included.
 pub trait Link: Send {
     /// Start a new point at `x` on the family's axis (Eb/N0 in dB, say), with
@@ -36,6 +65,12 @@ pub trait Link: Send {
 
     /// Information bits per counted frame.
     fn frame_bits(&self) -> usize;
+
+    /// Bits per symbol whose errors the tally also counts (a non-binary
+    /// code's symbols); 0, the default, counts none.
+    fn symbol_bits(&self) -> usize {
+        0
+    }
 
     /// Send `bits` more information bits through the chain and count what
     /// comes out in `tally`. With `last`, also flush what the chain holds

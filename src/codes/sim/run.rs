@@ -41,7 +41,7 @@ pub fn run_point(
 ) -> CodeResult<Point> {
     stop.validate().map_err(|(_, e)| e)?;
     link.start(x, seed)?;
-    let mut tally = Tally::new(x, link.frame_bits()).stopping(stop);
+    let mut tally = Tally::new(x, link.frame_bits()).stopping(stop).counting_symbols(link.symbol_bits());
     let started = Instant::now();
     let mut reported: Option<Instant> = None;
     let mut chunk = FIRST_CHUNK;

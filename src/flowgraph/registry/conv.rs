@@ -11,7 +11,7 @@ use crate::blocks::{ConvEncoder, Depuncture, Puncture, Reporting, ViterbiDecoder
 use crate::codes::conv::{ConvChain, ConvLink, ConvSettings, ViterbiLlr};
 use crate::codes::llr::{Llr, LlrType};
 use crate::codes::settings::Settings;
-use crate::codes::sim::Link;
+use crate::codes::sim::{EBN0, Link};
 use crate::gpu::{BackendOptions, Choice, ViterbiTuning, viterbi_decoder};
 use std::any::Any;
 
@@ -23,6 +23,7 @@ pub(crate) const FAMILY: Family = Family {
     resolve: resolve::<ConvSettings>,
     kinds: KINDS,
     default_llr: LlrType::I8,
+    axis: EBN0,
 };
 
 const KINDS: &[Kind] = &[

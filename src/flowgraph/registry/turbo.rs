@@ -12,7 +12,7 @@ use super::{Kind, StreamType, io};
 use crate::blocks::{Reporting, TransportEncoder, TurboDecoder, TurboEncoder};
 use crate::codes::llr::{Llr, LlrType};
 use crate::codes::settings::Settings;
-use crate::codes::sim::Link;
+use crate::codes::sim::{EBN0, Link};
 use crate::codes::turbo::{self, MaxStar, Sent, TurboChain, TurboLink, TurboSettings};
 use crate::gpu::{BackendOptions, Choice, turbo_decoder};
 use std::any::Any;
@@ -25,6 +25,7 @@ pub(crate) const FAMILY: Family = Family {
     resolve: resolve::<TurboSettings>,
     kinds: KINDS,
     default_llr: LlrType::F32,
+    axis: EBN0,
 };
 
 const KINDS: &[Kind] = &[

@@ -1,0 +1,64 @@
+//! `gpufec bench sync`: the MAP decoder of insertion/deletion codes on
+//! windows of a received stream at the code's channel: decoded information
+//! bits and frames per second, γ's memory per frame and the arithmetic per
+//! symbol, on the CPU (one row per thread count) or the GPU.
+
+use super::FamilyCli;
+use super::bench::{BenchArgs, time_decoder};
+use crate::codes::decode::Batch;
+use crate::codes::settings::Chain;
+use crate::codes::sync::{SyncChain, SyncMapDecoder};
+use crate::flowgraph::family::{Code, downcast};
+use crate::gpu::{BackendOptions, bench_sync, sync_decoder};
+use serde_json::{Map, Value};
+
+/// The family on the command line.
+pub(super) const CLI: FamilyCli = FamilyCli {
+    family: &crate::flowgraph::registry::sync::FAMILY,
+    bench_about: "MAP decoding throughput of insertion/deletion codes on received windows at the code's BSID channel, on the CPU or the GPU",
+    bench,
+};
+
+/// Frames per CPU repetition unless `--bits` says: enough for every core.
+const BENCH_FRAMES: usize = 256;
+
+/// Run `gpufec bench sync` on hard bits of the code's channel (its Pi, Pd,
+/// Ps; `--ebn0` is the AWGN family's and is refused).
+fn bench(code: &dyn Code, _given: &Map<String, Value>, args: &BenchArgs) -> anyhow::Result<()> {
+    let chain = downcast::<SyncChain>(code)?;
+    anyhow::ensure!(args.ebn0.is_none() && args.llr.is_none(), "--ebn0 and --llr: bench sync decodes the hard bits of the code's BSID channel (--pi, --pd, --ps)");
+    let run = args.resolve()?;
+    println!("machine: {}", super::bench::machine());
+    if run.gpu {
+        return bench_sync(chain, run.bits, run.slots);
+    }
+    let k = Chain::frame_bits(chain);
+    let frames = match args.bits {
+        Some(b) => usize::try_from(b.div_ceil(k as u64))?,
+        None => BENCH_FRAMES,
+    };
+    let windows = chain.hard_windows(frames, 1)?;
+    let reference = SyncMapDecoder::<u8>::new(chain.code().clone(), chain.params(), chain.stream_config(), 1)?;
+    let ops = reference.ops_per_symbol();
+    println!(
+        "bench sync: {}; {frames} frames of {} received bits per window; {:.0} lattice cells, {:.0} flops per symbol ({} storage on the CPU: {} KiB of γ per frame)",
+        Chain::describe(chain),
+        chain.window(),
+        ops.lattice_cells,
+        ops.flops(),
+        if reference.global_storage() { "global" } else { "local" },
+        reference.gamma_bytes() / 1024
+    );
+    for &threads in &run.threads {
+        let options = BackendOptions { backend: run.backend, cpu_threads: threads, ..Default::default() };
+        let (mut dec, _) = sync_decoder::<u8>(chain.code(), chain.params(), chain.stream_config(), 1.0, false, &options)?;
+        let batch_frames = dec.limit().units;
+        // Repetitions of whole batches, so the timing is of full ones.
+        let used = frames.div_ceil(batch_frames) * batch_frames;
+        let items: Vec<u8> = windows.iter().copied().cycle().take(used * chain.window()).collect();
+        let timing = time_decoder(dec.as_mut(), &Batch::uniform(&items, chain.window())?, (used * k) as u64, run.budget)?;
+        let fps = timing.mbps() * 1e6 / k as f64;
+        println!("{:.3} Mb/s  {fps:.0} frames/s  {threads} threads  {}", timing.mbps(), dec.describe());
+    }
+    Ok(())
+}

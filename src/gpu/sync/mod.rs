@@ -1,0 +1,460 @@
+//! Host-side launcher of the GPU MAP decoder of insertion/deletion codes
+//! (`kernels/sync.cu`): the code and its state-space limits become
+//! compile-time constants, received units travel through the N-slot
+//! [`Pipeline`] as the receiver metric's weights, and each batch is decoded
+//! by one launch, one CTA per unit, its size from the kernel's and the
+//! device's limits; and the family's choice between it and the CPU.
+
+mod bench;
+
+pub use bench::bench_sync;
+
+use super::backend::{BackendOptions, Choice, select};
+use super::compile::{compile_cubin, kernel};
+use super::device::{DeviceInfo, context, cuda, device_error, info_of};
+use super::memory::DeviceBuf;
+use super::pipeline::{BatchSplit, MAX_BATCH_BYTES, Pipeline, PipelineOptions, SlotBuffers, SlotSize, default_batch_units};
+use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape};
+use crate::codes::error::CodeResult;
+use crate::codes::sync::decoder::{FLUSH, Received, receiver_weights};
+use crate::codes::sync::{BsidParams, DecoderConfig, Framing, Storage, SyncCode, SyncMapDecoder};
+use cudarc::driver::{CudaFunction, result, sys};
+use rayon::prelude::*;
+use std::ffi::c_void;
+
+/// The kernel's entry point.
+const ENTRY: &str = "sync_map";
+
+/// Words of a unit's header in the staged input: its length, one spare
+/// word (so that the weights start 8-byte aligned).
+const HEAD: usize = 2;
+
+/// Largest CTA the decoder launches: more threads than a frame's lattices
+/// of one index idle at every synchronisation.
+const MAX_CTA: u32 = 1024;
+
+/// Share of the device's free memory the slots' buffers may take together.
+const FREE_SHARE: f64 = 0.75;
+
+/// The mark of a unit the kernel wrote, in the top byte of its flags word
+/// (the kernel's `DONE`): neither zeros nor a poisoned buffer's byte.
+const DONE: u32 = 0x5A << 24;
+
+/// The sizes the kernel is compiled for: the code's and the limits'.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Shape {
+    n: usize,
+    q: usize,
+    symbol_bits: usize,
+    symbols: usize,
+    states: usize,
+    lo: i32,
+    corridor: usize,
+    corridor_lo: i32,
+    books: usize,
+    /// Received items a unit holds at most.
+    window: usize,
+    global: bool,
+    soft: bool,
+    /// The symbol APPs are written out too.
+    apps: bool,
+    stream: bool,
+}
+
+impl Shape {
+    /// γ values of one index.
+    fn gamma_len(&self) -> usize {
+        self.states * self.corridor * self.q
+    }
+
+    /// Staged `f32` words per unit.
+    fn pitch(&self) -> usize {
+        HEAD + 2 * self.window
+    }
+
+    /// Output words per unit: consumed, flags, the decisions, the soft
+    /// output, the APPs (two words each).
+    fn out_words(&self) -> usize {
+        self.apps_at() + 2 * self.symbols * self.q * usize::from(self.apps)
+    }
+
+    /// Where a unit's APPs start in its output words.
+    fn apps_at(&self) -> usize {
+        2 + self.symbols * self.symbol_bits * (1 + usize::from(self.soft))
+    }
+
+    /// Device bytes of each of a unit's scratch arrays: γ, Σ_D γ, α, β, the APPs.
+    fn scratch_bytes(&self) -> [usize; 5] {
+        let gamma = if self.global { self.symbols } else { 1 } * self.gamma_len() * 4;
+        let sums = self.symbols * self.states * self.corridor * 8;
+        [gamma, sums, (self.symbols + 1) * self.states * 8, 2 * self.states * 8, self.q * 8]
+    }
+
+    /// Every device byte of one unit in a slot.
+    fn unit_bytes(&self) -> usize {
+        self.scratch_bytes().iter().sum::<usize>() + 4 * (self.pitch() + self.out_words())
+    }
+
+    fn defines(&self) -> Vec<(String, String)> {
+        let d = |k: &str, v: String| (k.to_string(), v);
+        vec![
+            d("SN", self.n.to_string()),
+            d("SQ", self.q.to_string()),
+            d("SK", self.symbol_bits.to_string()),
+            d("SNS", self.symbols.to_string()),
+            d("SM", self.states.to_string()),
+            d("SLO", format!("({})", self.lo)),
+            d("SW", self.corridor.to_string()),
+            d("SCLO", format!("({})", self.corridor_lo)),
+            d("SBOOKS", self.books.to_string()),
+            d("SWIN", self.window.to_string()),
+            d("SGLOBAL", u8::from(self.global).to_string()),
+            d("SSOFT", u8::from(self.soft).to_string()),
+            d("SAPP", u8::from(self.apps).to_string()),
+            d("SSTREAM", u8::from(self.stream).to_string()),
+        ]
+    }
+}
+
+/// The shape of `reference`'s decoding with γ global or not, the soft
+/// output and the APPs written out or not.
+fn shape_of<T: Received>(reference: &SyncMapDecoder<T>, global: bool, soft: bool, apps: bool) -> Shape {
+    let (code, limits) = (reference.code(), reference.limits());
+    Shape {
+        n: code.n(),
+        q: code.q(),
+        symbol_bits: code.symbol_bits(),
+        symbols: code.symbols(),
+        states: limits.frame.states(),
+        lo: limits.frame.lo,
+        corridor: limits.codeword.states(),
+        corridor_lo: limits.codeword.lo,
+        books: code.codebooks(),
+        window: reference.shapes()[0].items,
+        global,
+        soft,
+        apps,
+        stream: reference.framing() == Framing::Stream,
+    }
+}
+
+/// Compile the kernel for `code` over a channel of `params` with `cfg`
+/// (γ global unless `cfg.storage` is local), with the soft output and the
+/// APPs when asked, for `arch` (e.g. `sm_90`), without a device: a check
+/// that it compiles.
+pub fn compile_sync_kernel(code: &SyncCode, params: BsidParams, cfg: DecoderConfig, soft: bool, apps: bool, arch: &str) -> anyhow::Result<Vec<u8>> {
+    let reference = SyncMapDecoder::<u8>::new(code.clone(), params, cfg, 1)?;
+    compile_cubin("sync.cu", arch, &shape_of(&reference, cfg.storage != Storage::Local, soft, apps).defines())
+}
+
+/// GPU MAP decoder of a [`SyncCode`] over the BSID channel: what the CPU
+/// reference ([`SyncMapDecoder`]) computes, γ and α bit for bit (the same
+/// fused operations in the same order) and so the same decisions and
+/// reports; the bit LLRs' logarithms may differ in their last bit. Units,
+/// their checks and reports are the reference's: whole frames or windows of
+/// a stream, hard bits (`u8`) or LLRs (`f32`, `i8` divided by the input
+/// scale). γ of a whole frame stays on the device (global storage) when a
+/// batch of it fits the device's free memory, or when asked; otherwise one
+/// index's at a time, computed again for the backward pass (local).
+pub struct GpuSync<T: Received> {
+    /// The CPU decoder of the same code, channel and units: its shapes,
+    /// checks and limits are this decoder's.
+    reference: SyncMapDecoder<T>,
+    shape: Shape,
+    function: CudaFunction,
+    threads: u32,
+    registers: i32,
+    /// Dropped before `books`: its drop waits for every kernel that reads them.
+    pipe: Pipeline<f32, u32>,
+    /// Every codebook's codewords on the device.
+    books: DeviceBuf,
+    device: DeviceInfo,
+    /// The symbol APPs of the units collected so far (N rows of q per
+    /// unit), when the decoder was built to give them.
+    apps: Vec<f64>,
+}
+
+impl<T: Received> GpuSync<T> {
+    /// A decoder of `code` over a channel of `params` with `cfg` (its
+    /// limits, storage and framing), LLRs divided by `input_scale`, with
+    /// bit LLRs when `soft`, on the device `pipeline` names. Compiles the
+    /// kernel for the code and allocates the pipeline.
+    pub fn new(code: SyncCode, params: BsidParams, cfg: DecoderConfig, input_scale: f32, soft: bool, pipeline: &PipelineOptions) -> anyhow::Result<Self> {
+        Self::build(code, params, cfg, input_scale, soft, false, pipeline)
+    }
+
+    /// [`Self::new`] (without soft output) that also gives every collected
+    /// unit's symbol APPs ([`Self::take_apps`]): what a test compares with
+    /// [`SyncMapDecoder::decode_frame`]'s.
+    pub fn with_apps(code: SyncCode, params: BsidParams, cfg: DecoderConfig, input_scale: f32, pipeline: &PipelineOptions) -> anyhow::Result<Self> {
+        Self::build(code, params, cfg, input_scale, false, true, pipeline)
+    }
+
+    fn build(code: SyncCode, params: BsidParams, cfg: DecoderConfig, input_scale: f32, soft: bool, apps: bool, pipeline: &PipelineOptions) -> anyhow::Result<Self> {
+        pipeline.validate()?;
+        let reference = SyncMapDecoder::<T>::new(code, params, cfg, 1)?.with_input_scale(input_scale)?;
+        let ctx = context(pipeline.device)?;
+        ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
+        let device = info_of(&ctx)?;
+        let (free, _) = result::mem_get_info().map_err(cuda("cuMemGetInfo"))?;
+        let budget = (free as f64 * FREE_SHARE) as usize / pipeline.slots.max(1);
+        let global_shape = shape_of(&reference, true, soft, apps);
+        // Global storage when a batch of a wave's units fits the budget.
+        let global = match cfg.storage {
+            Storage::Global => true,
+            Storage::Local => false,
+            Storage::Auto => global_shape.unit_bytes().saturating_mul(device.sms as usize * 4) <= budget,
+        };
+        let shape = shape_of(&reference, global, soft, apps);
+        let function = kernel(&ctx, "sync.cu", ENTRY, &shape.defines())?;
+        let registers = function.num_regs().map_err(cuda("cuFuncGetAttribute"))?;
+        let most = function.max_threads_per_block().map_err(cuda("cuFuncGetAttribute"))?.max(32) as u32;
+        // One thread per lattice of an index, in whole warps, within the
+        // kernel's limit; beyond it, the fewest passes over them, evenly.
+        let (lattices, most) = (shape.states * shape.q, most.min(MAX_CTA) as usize);
+        let threads = lattices.div_ceil(lattices.div_ceil(most)).next_multiple_of(32).clamp(32, most) as u32;
+        let per_sm = function.occupancy_max_active_blocks_per_multiprocessor(threads, 0, None).map_err(cuda("occupancy query"))?;
+        anyhow::ensure!(per_sm > 0, "the sync kernel for {} does not fit on {}", reference.code().describe(), device.name);
+        let resident = per_sm as usize * device.sms as usize;
+        let unit_bytes = shape.unit_bytes();
+        // Units a slot holds: within its share of free memory, and each
+        // buffer within the pipeline's limit.
+        let largest = shape.scratch_bytes().into_iter().chain([4 * shape.pitch(), 4 * shape.out_words()]).max().unwrap_or(1);
+        let by_memory = (budget / unit_bytes.max(1)).min(MAX_BATCH_BYTES / largest.max(1));
+        let batch_units = match pipeline.batch_units {
+            0 => default_batch_units(resident, 1).min(by_memory).max(1),
+            b => b,
+        };
+        anyhow::ensure!(
+            batch_units <= by_memory && batch_units <= u32::MAX as usize,
+            "a batch of {batch_units} units ({unit_bytes} bytes of device memory each, {} storage) exceeds the device's free memory or {MAX_BATCH_BYTES} bytes per buffer",
+            if global { "global" } else { "local" }
+        );
+        let reference = reference.with_batch_units(batch_units);
+        let scratch = shape.scratch_bytes().map(|b| b * batch_units);
+        let size = SlotSize {
+            in_items: batch_units * shape.pitch(),
+            dev_in_bytes: batch_units * shape.pitch() * 4,
+            out_items: batch_units * shape.out_words(),
+            aux_bytes: scratch.to_vec(),
+            status_words: 0,
+        };
+        let pipe = Pipeline::new(&ctx, pipeline, size)?;
+        let code = reference.code();
+        let words: Vec<u32> = (0..code.codebooks()).flat_map(|b| code.codebook(b).words().to_vec()).collect();
+        let books = DeviceBuf::new(&ctx, 4 * words.len())?;
+        // SAFETY: the buffer holds every codeword; the copy is waited for below.
+        unsafe { result::memcpy_htod_sync(books.ptr(), &words) }.map_err(cuda("codebook copy"))?;
+        ctx.synchronize().map_err(cuda("cuCtxSynchronize"))?;
+        Ok(Self { reference, shape, function, threads, registers, pipe, books, device, apps: Vec::new() })
+    }
+
+    /// Whether γ of a whole frame is kept on the device.
+    pub fn global_storage(&self) -> bool {
+        self.shape.global
+    }
+
+    /// Device bytes one unit of a batch takes (its input, scratch and output).
+    pub fn unit_bytes(&self) -> usize {
+        self.shape.unit_bytes()
+    }
+
+    /// The symbol APPs of the units collected since the last call (N rows
+    /// of q per unit, in order); empty unless built [`with_apps`](Self::with_apps).
+    pub fn take_apps(&mut self) -> Vec<f64> {
+        std::mem::take(&mut self.apps)
+    }
+
+    /// Time split of the batch collected last.
+    pub fn last_split(&self) -> BatchSplit {
+        self.pipe.last_split()
+    }
+
+    /// Mean kernel milliseconds of decoding `batch` (at most one batch)
+    /// already resident on the device, over `reps` launches. Needs nothing
+    /// in flight.
+    pub fn time_kernel(&mut self, batch: &Batch<'_, T>, reps: usize) -> anyhow::Result<f64> {
+        let units = self.reference.check(batch)?;
+        let (shape, params, scale) = (self.shape, *self.reference.params(), self.reference.input_scale());
+        let launch = Launch::new(&self.function, self.threads, &self.books, &self.reference);
+        self.pipe.time_launches(units, shape.pitch(), |host, r| stage(host, batch, &shape, &params, scale, r), reps, |s, slot| launch.run(s, slot, units))
+    }
+
+}
+
+/// Stage units `range` of `batch` into `host`: each unit's length, then the
+/// receiver metric's weights of its items (zeros after them).
+fn stage<T: Received>(host: &mut [f32], batch: &Batch<'_, T>, shape: &Shape, params: &BsidParams, scale: f32, range: std::ops::Range<usize>) -> anyhow::Result<()> {
+    let (pitch, window) = (shape.pitch(), shape.window);
+    host.par_chunks_exact_mut(pitch).zip(range.into_par_iter()).for_each(|(dst, u)| {
+        let items = batch.unit(u);
+        dst[0] = f32::from_bits(items.len() as u32);
+        dst[1] = 0.0;
+        let (w0, dw) = dst[HEAD..].split_at_mut(window);
+        receiver_weights(items, params, scale, w0, dw);
+        w0[items.len()..].fill(0.0);
+        dw[items.len()..].fill(0.0);
+    });
+    Ok(())
+}
+
+/// One batch's launch; a value of its own so that the pipeline can be
+/// borrowed mutably beside it.
+struct Launch<'a> {
+    f: &'a CudaFunction,
+    threads: u32,
+    books: sys::CUdeviceptr,
+    insert: f32,
+    delete: f32,
+}
+
+impl<'a> Launch<'a> {
+    /// The launch of `f` in CTAs of `threads` on `books`, for `reference`'s channel.
+    fn new<T: Received>(f: &'a CudaFunction, threads: u32, books: &DeviceBuf, reference: &SyncMapDecoder<T>) -> Self {
+        let (insert, delete) = reference.lattice_moves();
+        Self { f, threads, books: books.ptr(), insert, delete }
+    }
+
+    fn run(&self, stream: sys::CUstream, slot: &SlotBuffers, units: usize) -> anyhow::Result<()> {
+        let grid = u32::try_from(units.max(1)).map_err(|_| anyhow::anyhow!("a grid of {units} CTAs is too large"))?;
+        let [gamma, sums, alpha, beta, app] = [0, 1, 2, 3, 4].map(|i| slot.aux[i].ptr());
+        let (mut input, mut books, mut out) = (slot.input.ptr(), self.books, slot.output.ptr());
+        let (mut insert, mut delete, mut flush) = (self.insert, self.delete, FLUSH);
+        let (mut gamma, mut sums, mut alpha, mut beta, mut app) = (gamma, sums, alpha, beta, app);
+        let mut units = units as u32;
+        let mut params: Vec<*mut c_void> = vec![
+            arg(&mut input),
+            arg(&mut books),
+            arg(&mut insert),
+            arg(&mut delete),
+            arg(&mut flush),
+            arg(&mut gamma),
+            arg(&mut sums),
+            arg(&mut alpha),
+            arg(&mut beta),
+            arg(&mut app),
+            arg(&mut out),
+            arg(&mut units),
+        ];
+        // SAFETY: the parameters are the kernel's, in its order; every buffer
+        // was sized for the slot's batch, which holds `units` units.
+        unsafe { result::launch_kernel(self.f.cu_function(), (grid, 1, 1), (self.threads, 1, 1), 0, stream, &mut params) }.map_err(cuda("sync_map launch"))
+    }
+}
+
+/// A kernel argument as the driver takes it.
+fn arg<X>(x: &mut X) -> *mut c_void {
+    (x as *mut X).cast()
+}
+
+impl<T: Received> BatchDecoder<T> for GpuSync<T> {
+    fn shapes(&self) -> &[UnitShape] {
+        self.reference.shapes()
+    }
+
+    fn limit(&self) -> BatchLimit {
+        self.reference.limit()
+    }
+
+    fn depth(&self) -> usize {
+        self.pipe.depth()
+    }
+
+    fn submit(&mut self, batch: &Batch<'_, T>) -> CodeResult<()> {
+        let units = self.reference.check(batch)?;
+        let (shape, params, scale) = (self.shape, *self.reference.params(), self.reference.input_scale());
+        let launch = Launch::new(&self.function, self.threads, &self.books, &self.reference);
+        self.pipe
+            .submit(units, shape.pitch(), |host, r| stage(host, batch, &shape, &params, scale, r), units * shape.out_words(), 0, |s, slot| launch.run(s, slot, units))
+            .map_err(device_error)
+    }
+
+    fn collect(&mut self, out: &mut Decoded) -> CodeResult<bool> {
+        let shape = self.shape;
+        let (k, words) = (shape.symbols * shape.symbol_bits, shape.out_words());
+        let mut reports = Vec::new();
+        let (bits, soft, apps) = (&mut out.bits, &mut out.soft, &mut self.apps);
+        let collected = self.pipe.collect(|words_out, _| {
+            for (u, w) in words_out.chunks_exact(words).enumerate() {
+                // Every unit's flags carry DONE once its CTA ran to its end.
+                anyhow::ensure!(w[1] & 0xff00_0000 == DONE, "unit {u} of the batch was not decoded (flags {:#x})", w[1]);
+                reports.push(UnitReport { bits: k, iterations: 0, check: (w[1] & 1 != 0).then_some(false), consumed: w[0] as usize });
+                bits.extend(w[2..2 + k].iter().map(|&b| b as u8));
+                if shape.soft {
+                    soft.extend(w[2 + k..2 + 2 * k].iter().map(|&x| f32::from_bits(x)));
+                }
+                if shape.apps {
+                    apps.extend(w[shape.apps_at()..].chunks_exact(2).map(|p| f64::from_bits(u64::from(p[0]) | u64::from(p[1]) << 32)));
+                }
+            }
+            Ok(())
+        });
+        if !collected.map_err(device_error)? {
+            return Ok(false);
+        }
+        out.reports.extend(reports);
+        Ok(true)
+    }
+
+    fn in_flight(&self) -> usize {
+        self.pipe.in_flight()
+    }
+
+    fn gives_soft(&self) -> bool {
+        self.shape.soft
+    }
+
+    fn describe(&self) -> String {
+        let (major, minor) = self.device.compute_capability;
+        format!(
+            "gpu {} ({}, sm_{major}{minor}, {}{}, one CTA of {} threads per unit, {} regs, {} storage ({} KiB of device memory per unit), {} units/batch, {} slots, {} host threads), {}, {}, {}",
+            self.device.index,
+            self.device.name,
+            T::NAME,
+            if self.shape.soft { ", soft output" } else { "" },
+            self.threads,
+            self.registers,
+            if self.shape.global { "global" } else { "local" },
+            self.shape.unit_bytes() / 1024,
+            self.limit().units,
+            self.pipe.depth(),
+            self.pipe.host_threads(),
+            self.reference.code().describe(),
+            self.reference.params().describe(),
+            self.reference.limits().describe()
+        )
+    }
+}
+
+/// The MAP decoder of `code` for a channel of `params` with `cfg`, taking
+/// items of `T` (hard bits, or LLRs divided by `input_scale`), with bit
+/// LLRs from the symbol APPs when `soft`, on the backend `options` asks for
+/// (through [`select`]: with `auto`, [`GpuSync`] when a GPU is usable, else
+/// the CPU reference [`SyncMapDecoder`] on `options.cpu_threads` threads,
+/// with the reason).
+///
+/// # Example
+/// ```
+/// use gpufec::codes::sync::{BsidParams, DecoderConfig, SyncCode};
+/// use gpufec::gpu::{Backend, BackendOptions, sync_decoder};
+/// let options = BackendOptions { backend: Backend::Cpu, cpu_threads: 1, ..Default::default() };
+/// let code = SyncCode::random(16, 8, 20, 1)?;
+/// let (dec, choice) = sync_decoder::<u8>(&code, BsidParams::new(1e-3, 1e-3, 0.0)?, DecoderConfig::default(), 1.0, true, &options)?;
+/// assert!(dec.describe().starts_with("cpu") && dec.gives_soft() && !choice.gpu);
+/// # anyhow::Ok(())
+/// ```
+pub fn sync_decoder<T: Received>(
+    code: &SyncCode,
+    params: BsidParams,
+    cfg: DecoderConfig,
+    input_scale: f32,
+    soft: bool,
+    options: &BackendOptions,
+) -> anyhow::Result<(Box<dyn BatchDecoder<T>>, Choice)> {
+    let gpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> { Ok(Box::new(GpuSync::<T>::new(code.clone(), params, cfg, input_scale, soft, &options.pipeline)?)) };
+    let cpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
+        let dec = SyncMapDecoder::<T>::new(code.clone(), params, cfg, options.cpu_threads)?.with_input_scale(input_scale)?;
+        Ok(Box::new(if soft { dec.with_soft_output() } else { dec }))
+    };
+    select(options.backend, gpu, cpu)
+}
