@@ -15,6 +15,7 @@ mod code;
 mod construct;
 mod encoder;
 mod ga;
+pub mod nr;
 mod sequence;
 mod spec;
 pub mod transform;
