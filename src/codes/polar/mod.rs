@@ -13,7 +13,9 @@
 mod check;
 mod code;
 mod construct;
+mod decoder;
 mod encoder;
+mod finished;
 mod ga;
 pub mod nr;
 mod sequence;
@@ -23,6 +25,7 @@ pub mod transform;
 pub use check::InfoCheck;
 pub use code::{BitKind, PolarCode, check_sizes};
 pub use construct::{Construction, MAX_FROZEN_FILE_BYTES, read_frozen_file};
+pub use decoder::{Algorithm, BP_ALPHA, BpConfig, BpPrecision, CpuPolar, DEFAULT_BATCH_CODEWORDS, EarlyStop, MAX_ITERATIONS, MAX_LIST};
 pub use encoder::{PolarEncoder, codeword_of_info};
 pub use ga::{bit_channel_means, ga_reliability};
 pub use sequence::{NR_MAX_N, nr_reliability};

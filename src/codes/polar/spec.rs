@@ -196,20 +196,31 @@ impl PolarSpec {
         }
     }
 
-    /// The information bits (u's order) of a decoded codeword: from `u`
-    /// (packed u) or, systematic, from x = u·G; into `info` (K bits).
+    /// The information bits (u's order) of a decoded codeword given by its
+    /// packed u: read there, or, systematic, from x = u·G; into `info`.
     pub fn info_of_u(&self, u: &[u64], info: &mut [u8]) {
-        let positions = self.code.info();
-        if self.systematic {
-            let mut x = u.to_vec();
-            polar_transform(&mut x, self.n());
-            for (b, &i) in info.iter_mut().zip(positions) {
-                *b = bit(&x, i as usize);
-            }
+        self.read_info(u, self.systematic, info);
+    }
+
+    /// The information bits (u's order) of a decoded codeword given by its
+    /// packed x: read from u = x·G, or, systematic, from x; into `info`.
+    pub fn info_of_x(&self, x: &[u64], info: &mut [u8]) {
+        self.read_info(x, !self.systematic, info);
+    }
+
+    /// The information positions of `v`, or of `v`·G with `transform`.
+    fn read_info(&self, v: &[u64], transform: bool, info: &mut [u8]) {
+        let moved;
+        let v = if transform {
+            let mut w = v.to_vec();
+            polar_transform(&mut w, self.n());
+            moved = w;
+            &moved[..]
         } else {
-            for (b, &i) in info.iter_mut().zip(positions) {
-                *b = bit(u, i as usize);
-            }
+            v
+        };
+        for (b, &i) in info.iter_mut().zip(self.code.info()) {
+            *b = bit(v, i as usize);
         }
     }
 

@@ -5,6 +5,7 @@
 //! messages around any polar code block decoder.
 
 mod chain;
+mod decoder;
 mod frozen;
 mod interleave;
 mod rate_match;
@@ -12,6 +13,7 @@ mod segment;
 mod size;
 
 pub use chain::{MAX_DCI_A, MIN_DCI_PAYLOAD, NrEncoder, NrMessage, NrPolar};
+pub use decoder::NrDecoder;
 pub use frozen::{ParityChecks, nr_code};
 pub use interleave::{K_MAX_IL, input_interleaver};
 pub use rate_match::{Combine, MAX_E, RateMatch, Selection, subblock_index};
