@@ -3,14 +3,14 @@
 //! plan is one vector loop (one AVX-512 register, or two AVX2 ones, per row)
 //! whatever the node's size. The arithmetic is [`super::minsum`]'s.
 
-use super::minsum::{SIGN, f, g, hard, rep_sum};
+use super::minsum::{SIGN, f, g, hard};
 use super::plan::{Node, Op, Plan};
 use crate::codes::llr::Llr;
 use crate::codes::polar::spec::PcRegister;
 use crate::codes::simd::SimdLevel;
 
 /// Codewords decoded together.
-pub(super) const LANES: usize = 16;
+pub(super) const LANES: usize = 8;
 
 type Row = [f32; LANES];
 type Bits = [u32; LANES];
@@ -60,8 +60,19 @@ impl ScLanes {
     #[inline(always)]
     fn decode_body<T: Llr>(&mut self, plan: &Plan, units: &[&[T]], x: &mut [Vec<u64>]) {
         let n = 1usize << plan.m;
-        for (i, row) in self.llr[n..].iter_mut().enumerate() {
-            *row = std::array::from_fn(|l| units.get(l).map_or(0.0, |u| u[i].to_f32()));
+        // Transposed in tiles of LANES × LANES: whole runs of each unit read,
+        // whole rows written (a plain loop either way becomes gathers or
+        // scatters, a third of the decoder's time).
+        for (at, rows) in (0..n).step_by(LANES).zip(self.llr[n..].chunks_mut(LANES)) {
+            let mut tile = [[0.0f32; LANES]; LANES];
+            for (t, u) in tile.iter_mut().zip(units) {
+                for (v, a) in t.iter_mut().zip(&u[at..]) {
+                    *v = a.to_f32();
+                }
+            }
+            for (r, row) in rows.iter_mut().enumerate() {
+                *row = std::array::from_fn(|l| tile[l][r]);
+            }
         }
         let mut pc = [PcRegister::default(); LANES];
         for &op in &plan.ops {
@@ -112,9 +123,15 @@ impl ScLanes {
                 }
             }
         }
-        for (l, words) in x.iter_mut().enumerate().take(units.len()) {
-            for (w, chunk) in words.iter_mut().zip(self.bits.chunks(64)) {
-                *w = chunk.iter().enumerate().fold(0, |acc, (i, b)| acc | u64::from(b[l] >> 31) << i);
+        // Each row's sign bits as one mask (bit l for lane l), then each
+        // lane's bits gathered from 64 masks at a time.
+        for (w, chunk) in self.bits.chunks(64).enumerate() {
+            let mut masks = [0u16; 64];
+            for (m, b) in masks.iter_mut().zip(chunk) {
+                *m = b.iter().enumerate().fold(0, |acc, (l, &v)| acc | ((v >> 31) as u16) << l);
+            }
+            for (l, words) in x.iter_mut().enumerate().take(units.len()) {
+                words[w] = masks.iter().enumerate().fold(0, |acc, (i, &m)| acc | u64::from((m >> l) & 1) << i);
             }
         }
     }
@@ -132,7 +149,12 @@ fn decide(node: Node, llr: &[Row], bits: &mut [Bits]) {
             }
         }
         Node::Rep => {
-            let sum: Row = std::array::from_fn(|l| rep_sum(llr.iter().map(|a| a[l])));
+            // Row by row, each lane summing its LLRs in index order from 0.0
+            // as `rep_sum` does.
+            let mut sum: Row = [0.0; LANES];
+            for a in llr {
+                sum = std::array::from_fn(|l| sum[l] + a[l]);
+            }
             let b: Bits = std::array::from_fn(|l| hard(sum[l]));
             bits.fill(b);
         }

@@ -97,9 +97,16 @@ pub(super) struct ListDecoder {
     /// Path ids in list order.
     active: Vec<usize>,
     /// For each path of the list during a fork: the node's least reliable
-    /// positions, least first.
+    /// positions, least first, and their |λ| (a repetition node's: |Σλ|).
     order: Vec<Vec<usize>>,
+    mags: Vec<Vec<f32>>,
     cands: Vec<Cand>,
+    /// Scratch of the forks and of `survive`.
+    next: Vec<Cand>,
+    keys: Vec<u64>,
+    old: Vec<usize>,
+    uses: Vec<u8>,
+    free: Vec<usize>,
 }
 
 impl ListDecoder {
@@ -117,7 +124,13 @@ impl ListDecoder {
             pc: vec![PcRegister::default(); list],
             active: Vec::with_capacity(list),
             order: vec![Vec::new(); list],
+            mags: vec![Vec::new(); list],
             cands: Vec::with_capacity(2 * list),
+            next: Vec::with_capacity(2 * list),
+            keys: Vec::with_capacity(2 * list),
+            old: Vec::with_capacity(list),
+            uses: Vec::with_capacity(list),
+            free: Vec::with_capacity(list),
         }
     }
 
@@ -209,7 +222,7 @@ impl ListDecoder {
         let slot = 2 * d as usize + side(d, start);
         for j in 0..self.active.len() {
             let id = self.active[j];
-            let cost = self.node_llr(id, d).iter().fold(0.0, |s, &a| s + penalty(a, 0));
+            let cost = penalty_sum(self.node_llr(id, d), 0);
             self.pm[id] += cost;
             self.bits[slot].writable(&mut self.path_bits[id][slot]).fill(0);
             if parity {
@@ -239,49 +252,49 @@ impl ListDecoder {
             Node::Rep => 1,
             _ => l.min(s - 1),
         };
-        // Each path's first candidate, and the least reliable positions it forks over.
+        // Each path's first candidate, the least reliable positions it forks
+        // over and what flipping them costs.
         self.cands.clear();
         for j in 0..self.active.len() {
             let id = self.active[j];
             let llr = held_llr(&self.channel, &self.llr, &self.path_llr[id], d);
-            let order = &mut self.order[j];
+            let (order, mags) = (&mut self.order[j], &mut self.mags[j]);
             let want = match node {
                 Node::Rate1 => steps,
                 Node::Spc => steps + 1,
                 _ => 0,
             };
-            least_reliable(llr, want, order);
+            least_reliable(llr, want, order, &mut self.keys);
+            mags.clear();
+            mags.extend(order.iter().map(|&i| llr[i].abs()));
             let (pm, toggled) = match node {
                 Node::Rep => {
-                    let b = hard(rep_sum(llr.iter().copied()));
-                    (self.pm[id] + llr.iter().fold(0.0, |c, &a| c + penalty(a, b)), false)
+                    let sum = rep_sum(llr.iter().copied());
+                    mags.push(sum.abs());
+                    (self.pm[id] + penalty_sum(llr, hard(sum)), false)
                 }
                 Node::Spc => {
                     let odd = llr.iter().fold(0, |p, &a| p ^ hard(a)) != 0;
-                    (self.pm[id] + if odd { llr[order[0]].abs() } else { 0.0 }, odd)
+                    (self.pm[id] + if odd { mags[0] } else { 0.0 }, odd)
                 }
                 _ => (self.pm[id], false),
             };
             self.cands.push(Cand { origin: j, flips: 0, toggled, pm });
         }
         for t in 0..steps {
-            let mut next = Vec::with_capacity(2 * self.cands.len());
+            self.next.clear();
             for c in &self.cands {
-                let llr = self.node_llr(self.active[c.origin], d);
-                let order = &self.order[c.origin];
+                let mags = &self.mags[c.origin];
                 let cost = match node {
-                    Node::Rate1 => llr[order[t]].abs(),
-                    Node::Rep => rep_sum(llr.iter().copied()).abs(),
-                    _ => {
-                        let least = llr[order[0]].abs();
-                        llr[order[t + 1]].abs() + if c.toggled { -least } else { least }
-                    }
+                    Node::Rate1 => mags[t],
+                    Node::Rep => mags[0],
+                    _ => mags[t + 1] + if c.toggled { -mags[0] } else { mags[0] },
                 };
-                next.push(*c);
-                next.push(Cand { flips: c.flips | 1 << t, toggled: c.toggled != (node == Node::Spc), pm: c.pm + cost, ..*c });
+                self.next.push(*c);
+                self.next.push(Cand { flips: c.flips | 1 << t, toggled: c.toggled != (node == Node::Spc), pm: c.pm + cost, ..*c });
             }
-            keep_best(&mut next, l);
-            self.cands = next;
+            keep_best(&mut self.next, l, &mut self.keys);
+            std::mem::swap(&mut self.cands, &mut self.next);
         }
         self.survive(node, d, start, parity);
     }
@@ -291,26 +304,31 @@ impl ListDecoder {
     /// candidate's bits written.
     fn survive(&mut self, node: Node, d: u32, start: usize, parity: bool) {
         let slot = 2 * d as usize + side(d, start);
-        let old = self.active.clone();
-        let mut used = vec![false; old.len()];
+        let mut old = std::mem::take(&mut self.old);
+        old.clear();
+        old.extend_from_slice(&self.active);
+        self.uses.clear();
+        self.uses.resize(old.len(), 0);
         for c in &self.cands {
-            used[c.origin] = true;
+            self.uses[c.origin] += 1;
         }
-        let mut free: Vec<usize> = (0..self.list).filter(|id| !old.contains(id)).collect();
+        self.free.clear();
+        self.free.extend((0..self.list).filter(|id| !old.contains(id)));
         for (j, &id) in old.iter().enumerate() {
-            if !used[j] {
+            if self.uses[j] == 0 {
                 self.drop_path(id);
-                free.push(id);
+                self.free.push(id);
             }
         }
         // Every copy before any write: a copy takes its origin as it was.
         let cands = std::mem::take(&mut self.cands);
-        let mut taken = vec![false; old.len()];
         self.active.clear();
         for c in &cands {
             let from = old[c.origin];
-            let id = if std::mem::replace(&mut taken[c.origin], true) {
-                let id = free.pop().expect("at most L candidates survive");
+            // The last candidate of an origin takes the origin itself.
+            self.uses[c.origin] -= 1;
+            let id = if self.uses[c.origin] > 0 {
+                let id = self.free.pop().expect("at most L candidates survive");
                 self.copy_path(from, id);
                 id
             } else {
@@ -329,22 +347,24 @@ impl ListDecoder {
             }
         }
         self.cands = cands;
+        self.old = old;
     }
 
     fn copy_path(&mut self, from: usize, to: usize) {
-        for (pool, &b) in self.llr.iter_mut().zip(&self.path_llr[from]) {
+        for d in 0..self.path_llr[from].len() {
+            let b = self.path_llr[from][d];
             if b != NONE {
-                pool.refs[usize::from(b)] += 1;
+                self.llr[d].refs[usize::from(b)] += 1;
             }
+            self.path_llr[to][d] = b;
         }
-        for (pool, &b) in self.bits.iter_mut().zip(&self.path_bits[from]) {
+        for slot in 0..self.path_bits[from].len() {
+            let b = self.path_bits[from][slot];
             if b != NONE {
-                pool.refs[usize::from(b)] += 1;
+                self.bits[slot].refs[usize::from(b)] += 1;
             }
+            self.path_bits[to][slot] = b;
         }
-        let (l, b) = (self.path_llr[from].clone(), self.path_bits[from].clone());
-        self.path_llr[to] = l;
-        self.path_bits[to] = b;
         self.pm[to] = self.pm[from];
         self.pc[to] = self.pc[from];
     }
@@ -404,35 +424,51 @@ fn held_llr<'a>(channel: &'a [f32], pools: &'a [Pool<f32>], held: &[u8], d: u32)
 }
 
 /// The `want` least reliable positions of `llr` (smallest |λ| first, the
-/// lower index first on a tie) into `order`.
-fn least_reliable(llr: &[f32], want: usize, order: &mut Vec<usize>) {
+/// lower index first on a tie) into `order`. |λ|'s bit pattern orders as
+/// |λ| does, and with the index below it every key is distinct.
+fn least_reliable(llr: &[f32], want: usize, order: &mut Vec<usize>, keys: &mut Vec<u64>) {
     order.clear();
     if want == 0 {
         return;
     }
-    order.extend(0..llr.len());
-    let key = |&i: &usize| (llr[i].abs(), i);
-    let cmp = |a: &usize, b: &usize| {
-        let (ka, kb) = (key(a), key(b));
-        ka.0.total_cmp(&kb.0).then(ka.1.cmp(&kb.1))
-    };
-    if want < order.len() {
-        order.select_nth_unstable_by(want - 1, cmp);
-        order.truncate(want);
+    keys.clear();
+    keys.extend(llr.iter().enumerate().map(|(i, a)| u64::from(a.abs().to_bits()) << 32 | i as u64));
+    if want < keys.len() {
+        keys.select_nth_unstable(want - 1);
     }
-    order.sort_unstable_by(cmp);
+    let kept = &mut keys[..want];
+    kept.sort_unstable();
+    order.extend(kept.iter().map(|&k| (k & 0xFFFF_FFFF) as usize));
+}
+
+/// The cost of deciding every LLR of `llr` as `b` (a sign mask), summed in
+/// eight interleaved partial sums (the order is fixed, so the value is).
+fn penalty_sum(llr: &[f32], b: u32) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let mut chunks = llr.chunks_exact(8);
+    for c in &mut chunks {
+        acc = std::array::from_fn(|k| acc[k] + penalty(c[k], b));
+    }
+    let rest = chunks.remainder().iter().fold(0.0, |s, &a| s + penalty(a, b));
+    acc.iter().fold(rest, |s, &a| s + a)
 }
 
 /// Keep the `l` candidates of least metric (the earlier on a tie), in order.
-fn keep_best(cands: &mut Vec<Cand>, l: usize) {
+/// Metrics are sums of non-negative costs, so their bit patterns order as
+/// they do; with the index below them every key is distinct.
+fn keep_best(cands: &mut Vec<Cand>, l: usize, keys: &mut Vec<u64>) {
     if cands.len() <= l {
         return;
     }
-    let mut idx: Vec<usize> = (0..cands.len()).collect();
-    idx.sort_by(|&a, &b| cands[a].pm.total_cmp(&cands[b].pm).then(a.cmp(&b)));
-    idx.truncate(l);
-    idx.sort_unstable();
-    *cands = idx.into_iter().map(|i| cands[i]).collect();
+    let key = |i: usize, c: &Cand| u64::from(c.pm.to_bits()) << 32 | i as u64;
+    keys.clear();
+    keys.extend(cands.iter().enumerate().map(|(i, c)| key(i, c)));
+    let (_, &mut last, _) = keys.select_nth_unstable(l - 1);
+    let mut i = 0;
+    cands.retain(|c| {
+        i += 1;
+        key(i - 1, c) <= last
+    });
 }
 
 /// A forked node's bits for candidate `c` into `out`.

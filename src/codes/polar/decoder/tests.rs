@@ -256,3 +256,4 @@ fn bad_parameters_and_inputs_are_refused() {
     assert!(CpuPolar::<i8>::new(s, bp(20, EarlyStop::GMatrix, BpPrecision::I8), 1).is_ok());
 }
 
+
