@@ -17,6 +17,7 @@ mod decoder;
 mod encoder;
 mod finished;
 mod ga;
+mod link;
 pub mod nr;
 mod sequence;
 mod spec;
@@ -28,6 +29,7 @@ pub use construct::{Construction, MAX_FROZEN_FILE_BYTES, read_frozen_file};
 pub use decoder::{Algorithm, BP_ALPHA, BpConfig, BpPrecision, CpuPolar, DEFAULT_BATCH_CODEWORDS, EarlyStop, MAX_ITERATIONS, MAX_LIST};
 pub use encoder::{PolarEncoder, codeword_of_info};
 pub use ga::{bit_channel_means, ga_reliability};
+pub use link::{PolarFrames, PolarLink};
 pub use sequence::{NR_MAX_N, nr_reliability};
 pub use spec::{PcRegister, PolarSpec};
 

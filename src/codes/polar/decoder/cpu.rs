@@ -27,7 +27,7 @@ const PIECES_PER_THREAD: usize = 8;
 /// One thread's scratch, of the decoder's algorithm.
 enum Scratch {
     Sc(ScLanes),
-    Scl(ListDecoder),
+    Scl(Box<ListDecoder>),
     BpF32(Bp<F32Arith>),
     BpI8(Bp<I8Arith>),
 }
@@ -142,7 +142,7 @@ impl<T: Llr> CpuPolar<T> {
         let (m, k) = (self.spec.code().m(), self.spec.code().k());
         match self.algorithm {
             Algorithm::Sc => Scratch::Sc(ScLanes::new(m)),
-            Algorithm::Scl { list } => Scratch::Scl(ListDecoder::new(m, list)),
+            Algorithm::Scl { list } => Scratch::Scl(Box::new(ListDecoder::new(m, list))),
             Algorithm::Bp(cfg) => match cfg.precision {
                 BpPrecision::F32 { alpha } => Scratch::BpF32(Bp::new(F32Arith { alpha }, cfg.iterations, cfg.early_stop, m, k)),
                 BpPrecision::I8 => Scratch::BpI8(Bp::new(I8Arith, cfg.iterations, cfg.early_stop, m, k)),

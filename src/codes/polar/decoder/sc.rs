@@ -1,7 +1,7 @@
 //! Successive-cancellation decoding of [`LANES`] codewords in lockstep: every
 //! LLR and bit is a row of one value per codeword, so each operation of the
-//! plan is one vector loop (one AVX-512 register, or two AVX2 ones, per row)
-//! whatever the node's size. The arithmetic is [`super::minsum`]'s.
+//! plan is one vector loop (one 256-bit register per row) whatever the
+//! node's size. The arithmetic is [`super::minsum`]'s.
 
 use super::minsum::{SIGN, f, g, hard};
 use super::plan::{Node, Op, Plan};
@@ -9,7 +9,10 @@ use crate::codes::llr::Llr;
 use crate::codes::polar::spec::PcRegister;
 use crate::codes::simd::SimdLevel;
 
-/// Codewords decoded together.
+/// Codewords decoded together: 8 `f32` rows of 32 bytes. Sixteen (one
+/// AVX-512 register a row) ran at 90 Mb/s per CPU-second for (1024, 512)
+/// on the 2-core Xeon against 132 for eight, whose scratch (96 KiB) stays
+/// in the caches close to the core; four ran at 98.
 pub(super) const LANES: usize = 8;
 
 type Row = [f32; LANES];
