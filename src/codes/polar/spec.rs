@@ -4,7 +4,7 @@
 
 use super::check::InfoCheck;
 use super::code::{BitKind, PolarCode};
-use super::transform::{bit, pack, polar_transform, words};
+use super::transform::{bit, polar_transform, words};
 use crate::codes::error::{CodeError, CodeResult, invalid};
 use std::sync::Arc;
 
@@ -59,6 +59,9 @@ pub struct PolarSpec {
     code: Arc<PolarCode>,
     systematic: bool,
     check: Option<InfoCheck>,
+    /// The information positions as a packed mask: what systematic
+    /// encoding keeps of x between its two transforms.
+    info_mask: Arc<[u64]>,
 }
 
 impl PolarSpec {
@@ -79,12 +82,21 @@ impl PolarSpec {
                 "systematic encoding needs an information set closed under binary domination (with i, every index whose binary digits include i's); this code's is not"
             ));
         }
-        Ok(Self { code, systematic, check })
+        Ok(Self::build(code, systematic, check))
     }
 
     /// A plain code: non-systematic, no CRC.
     pub fn plain(code: Arc<PolarCode>) -> Self {
-        Self { code, systematic: false, check: None }
+        Self::build(code, false, None)
+    }
+
+    /// The spec of parts that fit together.
+    fn build(code: Arc<PolarCode>, systematic: bool, check: Option<InfoCheck>) -> Self {
+        let mut info_mask = vec![0u64; words(code.n())];
+        for &i in code.info() {
+            info_mask[i as usize / 64] |= 1 << (i % 64);
+        }
+        Self { code, systematic, check, info_mask: info_mask.into() }
     }
 
     /// The code.
@@ -152,31 +164,27 @@ impl PolarSpec {
     /// into `v` (`words(N)` words).
     pub fn encode_info(&self, info: &[u8], v: &mut [u64]) {
         let n = self.n();
-        let mut u = vec![0u8; n];
-        self.place(info, &mut u);
-        pack(&u, v);
+        v.fill(0);
+        self.place(info, v);
         polar_transform(v, n);
         if self.systematic {
             // x_A = info: u' = (x with the frozen bits cleared)·G, x = u'·G.
-            for &i in self.code.info().iter().chain(self.code.parity()) {
-                u[i as usize] = 1;
-            }
-            let mut keep = vec![0u64; v.len()];
-            pack(&u, &mut keep);
-            for (w, k) in v.iter_mut().zip(&keep) {
+            for (w, k) in v.iter_mut().zip(self.info_mask.iter()) {
                 *w &= k;
             }
             polar_transform(v, n);
         }
     }
 
-    /// u of the information bits: them in the information positions, the
-    /// parity-check bits from the register, zeros elsewhere (§5.3.1.2).
-    fn place(&self, info: &[u8], u: &mut [u8]) {
+    /// u of the information bits, packed into `v` (zeroed): them in the
+    /// information positions, the parity-check bits from the register,
+    /// zeros elsewhere (§5.3.1.2).
+    fn place(&self, info: &[u8], v: &mut [u64]) {
         let code = &self.code;
+        let mut set = |i: usize, b: u8| v[i / 64] |= u64::from(b & 1) << (i % 64);
         if code.parity().is_empty() {
             for (&i, &b) in code.info().iter().zip(info) {
-                u[i as usize] = b;
+                set(i as usize, b);
             }
             return;
         }
@@ -186,10 +194,10 @@ impl PolarSpec {
             y.step();
             match kind {
                 BitKind::Frozen => {}
-                BitKind::Parity => u[i] = y.parity(),
+                BitKind::Parity => set(i, y.parity()),
                 BitKind::Info => {
                     let b = next.next().copied().unwrap_or(0);
-                    u[i] = b;
+                    set(i, b);
                     y.take(b);
                 }
             }
@@ -245,6 +253,7 @@ impl PolarSpec {
 mod tests {
     use super::*;
     use crate::codes::crc::CRC11;
+    use crate::codes::polar::transform::pack;
     use crate::codes::polar::{Construction, test_bits};
 
     #[test]

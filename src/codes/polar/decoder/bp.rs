@@ -208,6 +208,8 @@ pub(super) struct Bp<A: Arith> {
     r: Vec<A::M>,
     u: Vec<u64>,
     x: Vec<u64>,
+    /// û·G.
+    ug: Vec<u64>,
     info: Vec<u8>,
 }
 
@@ -217,7 +219,7 @@ impl<A: Arith> Bp<A> {
     pub(super) fn new(arith: A, iterations: u32, stop: EarlyStop, m: u32, k: usize) -> Self {
         let n = 1usize << m;
         let cells = (m as usize + 1) * n;
-        Self { arith, iterations, stop, m, l: vec![A::M::default(); cells], r: vec![A::M::default(); cells], u: vec![0; words(n)], x: vec![0; words(n)], info: vec![0; k] }
+        Self { arith, iterations, stop, m, l: vec![A::M::default(); cells], r: vec![A::M::default(); cells], u: vec![0; words(n)], x: vec![0; words(n)], ug: vec![0; words(n)], info: vec![0; k] }
     }
 
     /// Decode the N LLRs `llrs`: the decided u packed into `u`, the soft
@@ -301,9 +303,9 @@ impl<A: Arith> Bp<A> {
     fn g_matrix_holds(&mut self) -> bool {
         let (m, n) = (self.m as usize, 1usize << self.m);
         pack_decisions::<A>(&self.l[m * n..], &self.r[m * n..], None, &mut self.x);
-        let mut ug = self.u.clone();
-        polar_transform(&mut ug, n);
-        ug == self.x
+        self.ug.copy_from_slice(&self.u);
+        polar_transform(&mut self.ug, n);
+        self.ug == self.x
     }
 }
 
