@@ -264,7 +264,7 @@ impl ListDecoder {
                 Node::Spc => steps + 1,
                 _ => 0,
             };
-            least_reliable(llr, want, order, &mut self.keys);
+            least_reliable(llr, want, order);
             mags.clear();
             mags.extend(order.iter().map(|&i| llr[i].abs()));
             let (pm, toggled) = match node {
@@ -425,20 +425,29 @@ fn held_llr<'a>(channel: &'a [f32], pools: &'a [Pool<f32>], held: &[u8], d: u32)
 
 /// The `want` least reliable positions of `llr` (smallest |λ| first, the
 /// lower index first on a tie) into `order`. |λ|'s bit pattern orders as
-/// |λ| does, and with the index below it every key is distinct.
-fn least_reliable(llr: &[f32], want: usize, order: &mut Vec<usize>, keys: &mut Vec<u64>) {
+/// |λ| does, and with the index below it every key is distinct; the least
+/// `want` keys are kept sorted in a short array that most keys pass by
+/// after one comparison.
+fn least_reliable(llr: &[f32], want: usize, order: &mut Vec<usize>) {
     order.clear();
     if want == 0 {
         return;
     }
-    keys.clear();
-    keys.extend(llr.iter().enumerate().map(|(i, a)| u64::from(a.abs().to_bits()) << 32 | i as u64));
-    if want < keys.len() {
-        keys.select_nth_unstable(want - 1);
+    let mut best = [u64::MAX; super::MAX_LIST + 1];
+    let best = &mut best[..want];
+    for (i, a) in llr.iter().enumerate() {
+        let key = u64::from(a.abs().to_bits()) << 32 | i as u64;
+        if key >= best[want - 1] {
+            continue;
+        }
+        let mut at = want - 1;
+        while at > 0 && best[at - 1] > key {
+            best[at] = best[at - 1];
+            at -= 1;
+        }
+        best[at] = key;
     }
-    let kept = &mut keys[..want];
-    kept.sort_unstable();
-    order.extend(kept.iter().map(|&k| (k & 0xFFFF_FFFF) as usize));
+    order.extend(best.iter().take_while(|&&k| k != u64::MAX).map(|&k| (k & 0xFFFF_FFFF) as usize));
 }
 
 /// The cost of deciding every LLR of `llr` as `b` (a sign mask), summed in
@@ -455,7 +464,8 @@ fn penalty_sum(llr: &[f32], b: u32) -> f32 {
 
 /// Keep the `l` candidates of least metric (the earlier on a tie), in order.
 /// Metrics are sums of non-negative costs, so their bit patterns order as
-/// they do; with the index below them every key is distinct.
+/// they do; with the index below them every key is distinct, and the l-th
+/// least key is the last one kept.
 fn keep_best(cands: &mut Vec<Cand>, l: usize, keys: &mut Vec<u64>) {
     if cands.len() <= l {
         return;
@@ -463,7 +473,8 @@ fn keep_best(cands: &mut Vec<Cand>, l: usize, keys: &mut Vec<u64>) {
     let key = |i: usize, c: &Cand| u64::from(c.pm.to_bits()) << 32 | i as u64;
     keys.clear();
     keys.extend(cands.iter().enumerate().map(|(i, c)| key(i, c)));
-    let (_, &mut last, _) = keys.select_nth_unstable(l - 1);
+    keys.sort_unstable();
+    let last = keys[l - 1];
     let mut i = 0;
     cands.retain(|c| {
         i += 1;
