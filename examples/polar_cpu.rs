@@ -2,7 +2,7 @@
 //! rates over Eb/N0 and speed per core.
 //!
 //! ```text
-//! cargo run --release --example polar_cpu -- curves N K [max_bits] [max_errors]
+//! cargo run --release --example polar_cpu -- curves N K [max_bits] [max_errors] [sys]
 //! cargo run --release --example polar_cpu -- speed N K [seconds]
 //! ```
 //!
@@ -13,7 +13,10 @@
 //! of K − 11 or K − 24 bits). Codes of the 5G sequence; Eb/N0 per payload
 //! bit. A point stops at `max_bits` payload bits (default 10^7; SC, some
 //! forty times faster than the others, at 50 times as many) or at the end
-//! of the frame with the `max_errors`-th bit error (default 1000).
+//! of the frame with the `max_errors`-th bit error (default 1000). With
+//! `sys` the codes are systematic (as AFF3CT's are by default: the same
+//! frame errors, fewer bit errors) and only SC and CA-SCL run, the
+//! decoders compared with AFF3CT's.
 //! `speed` decodes noisy codewords at 3 dB with one thread for about
 //! `seconds` (default 3) per decoder and prints payload Mb/s per second of
 //! the thread's CPU time and of wall time.
@@ -32,16 +35,17 @@ fn main() {
     let num = |i: usize, default: f64| args.get(i).map_or(default, |s| s.parse().unwrap_or_else(|_| panic!("'{s}' is not a number")));
     let (n, k) = (num(1, 1024.0) as usize, num(2, 512.0) as usize);
     match args.first().map(String::as_str) {
-        Some("curves") => curves(n, k, num(3, 1e7) as u64, num(4, 1000.0) as u64),
+        Some("curves") => curves(n, k, num(3, 1e7) as u64, num(4, 1000.0) as u64, args.get(5).is_some_and(|a| a == "sys")),
         Some("speed") => speed(n, k, num(3, 3.0)),
-        _ => eprintln!("usage: polar_cpu curves N K [max_bits] [max_errors] | speed N K [seconds]"),
+        _ => eprintln!("usage: polar_cpu curves N K [max_bits] [max_errors] [sys] | speed N K [seconds]"),
     }
 }
 
-/// The code of the 5G sequence carrying `crc` (or nothing) among its K bits.
-fn spec(n: usize, k: usize, crc: Option<&'static Crc>) -> PolarSpec {
+/// The code of the 5G sequence carrying `crc` (or nothing) among its K
+/// bits, systematic or not.
+fn spec(n: usize, k: usize, crc: Option<&'static Crc>, systematic: bool) -> PolarSpec {
     let code = Arc::new(Construction::Nr.build(n, k).expect("a code of the 5G sequence"));
-    PolarSpec::new(code, false, crc.map(|c| InfoCheck::new(c, k).expect("room for the CRC"))).expect("a spec")
+    PolarSpec::new(code, systematic, crc.map(|c| InfoCheck::new(c, k).expect("room for the CRC"))).expect("a spec")
 }
 
 fn bp(iterations: u32, early_stop: EarlyStop, precision: BpPrecision) -> Algorithm {
@@ -54,19 +58,19 @@ fn link<T: Llr>(spec: &PolarSpec, algorithm: Algorithm) -> PolarLink<T> {
     PolarLink::new(PolarFrames::Codewords(spec.clone()), Box::new(dec), None).expect("a link")
 }
 
-fn curves(n: usize, k: usize, max_bits: u64, max_errors: u64) {
+fn curves(n: usize, k: usize, max_bits: u64, max_errors: u64, sys: bool) {
     let f32bp = BpPrecision::F32 { alpha: 0.9375 };
     type Make = Box<dyn Fn() -> Box<dyn Link>>;
     let decoders: Vec<(&str, u64, Make)> = vec![
-        ("BP Imax 40, G-matrix stop", 1, Box::new(move || Box::new(link::<f32>(&spec(n, k, None), bp(40, EarlyStop::GMatrix, f32bp))))),
-        ("BP fixed 20", 1, Box::new(move || Box::new(link::<f32>(&spec(n, k, None), bp(20, EarlyStop::Never, f32bp))))),
-        ("BP i8 model, Imax 40, G-matrix stop", 1, Box::new(move || Box::new(link::<i8>(&spec(n, k, None), bp(40, EarlyStop::GMatrix, BpPrecision::I8))))),
-        ("SC", 50, Box::new(move || Box::new(link::<f32>(&spec(n, k, None), Algorithm::Sc)))),
-        ("CA-SCL L=8, CRC11", 1, Box::new(move || Box::new(link::<f32>(&spec(n, k, Some(&CRC11)), Algorithm::Scl { list: 8 })))),
-        ("CA-SCL L=8, CRC24C", 1, Box::new(move || Box::new(link::<f32>(&spec(n, k, Some(&CRC24C)), Algorithm::Scl { list: 8 })))),
+        ("BP Imax 40, G-matrix stop", 1, Box::new(move || Box::new(link::<f32>(&spec(n, k, None, sys), bp(40, EarlyStop::GMatrix, f32bp))))),
+        ("BP fixed 20", 1, Box::new(move || Box::new(link::<f32>(&spec(n, k, None, sys), bp(20, EarlyStop::Never, f32bp))))),
+        ("BP i8 model, Imax 40, G-matrix stop", 1, Box::new(move || Box::new(link::<i8>(&spec(n, k, None, sys), bp(40, EarlyStop::GMatrix, BpPrecision::I8))))),
+        ("SC", 50, Box::new(move || Box::new(link::<f32>(&spec(n, k, None, sys), Algorithm::Sc)))),
+        ("CA-SCL L=8, CRC11", 1, Box::new(move || Box::new(link::<f32>(&spec(n, k, Some(&CRC11), sys), Algorithm::Scl { list: 8 })))),
+        ("CA-SCL L=8, CRC24C", 1, Box::new(move || Box::new(link::<f32>(&spec(n, k, Some(&CRC24C), sys), Algorithm::Scl { list: 8 })))),
     ];
-    println!("({n}, {k}), 5G sequence; points stop with the frame of the {max_errors}th bit error or at the payload bits given\n");
-    for (name, factor, make) in &decoders {
+    println!("({n}, {k}), 5G sequence{}; points stop with the frame of the {max_errors}th bit error or at the payload bits given\n", if sys { ", systematic" } else { "" });
+    for (name, factor, make) in decoders.iter().filter(|(name, _, _)| !sys || !name.starts_with("BP")) {
         let stop = StopRule { max_bits: max_bits * factor, max_errors };
         let mut link = make();
         println!("{name} — {}; at most {} payload bits a point\n", link.describe(), stop.max_bits);
@@ -93,12 +97,12 @@ fn thread_cpu() -> f64 {
 fn speed(n: usize, k: usize, seconds: f64) {
     let ebn0 = 3.0;
     let cases: Vec<(&str, PolarSpec, Algorithm)> = vec![
-        ("SC", spec(n, k, None), Algorithm::Sc),
-        ("CA-SCL L=8, CRC11", spec(n, k, Some(&CRC11)), Algorithm::Scl { list: 8 }),
-        ("SCL L=8, no CRC", spec(n, k, None), Algorithm::Scl { list: 8 }),
-        ("BP Imax 40, G-matrix stop", spec(n, k, None), bp(40, EarlyStop::GMatrix, BpPrecision::F32 { alpha: 0.9375 })),
-        ("BP i8 model, Imax 40, G-matrix stop", spec(n, k, None), bp(40, EarlyStop::GMatrix, BpPrecision::I8)),
-        ("BP fixed 20", spec(n, k, None), bp(20, EarlyStop::Never, BpPrecision::F32 { alpha: 0.9375 })),
+        ("SC", spec(n, k, None, false), Algorithm::Sc),
+        ("CA-SCL L=8, CRC11", spec(n, k, Some(&CRC11), false), Algorithm::Scl { list: 8 }),
+        ("SCL L=8, no CRC", spec(n, k, None, false), Algorithm::Scl { list: 8 }),
+        ("BP Imax 40, G-matrix stop", spec(n, k, None, false), bp(40, EarlyStop::GMatrix, BpPrecision::F32 { alpha: 0.9375 })),
+        ("BP i8 model, Imax 40, G-matrix stop", spec(n, k, None, false), bp(40, EarlyStop::GMatrix, BpPrecision::I8)),
+        ("BP fixed 20", spec(n, k, None, false), bp(20, EarlyStop::Never, BpPrecision::F32 { alpha: 0.9375 })),
     ];
     println!("({n}, {k}), 5G sequence, Eb/N0 {ebn0} dB, one decoder thread\n");
     println!("| decoder | codewords | payload Mb/s per CPU-second | payload Mb/s wall |");
