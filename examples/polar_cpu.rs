@@ -4,6 +4,7 @@
 //! ```text
 //! cargo run --release --example polar_cpu -- curves N K [max_bits] [max_errors] [sys]
 //! cargo run --release --example polar_cpu -- speed N K [seconds]
+//! cargo run --release --example polar_cpu -- scales N K [max_bits]
 //! ```
 //!
 //! `curves` runs, at Eb/N0 = 1, 1.5, …, 4 dB on all cores: BP (Imax 40
@@ -19,7 +20,10 @@
 //! decoders compared with AFF3CT's.
 //! `speed` decodes noisy codewords at 3 dB with one thread for about
 //! `seconds` (default 3) per decoder and prints payload Mb/s per second of
-//! the thread's CPU time and of wall time.
+//! the thread's CPU time and of wall time. `scales` runs the i8 BP model
+//! (Imax 40, G-matrix stop) at 2.5, 3 and 3.5 dB with the quantizer's scale
+//! at 2, 4, 8 and 16 σ² (16 σ² is the matched quantizer the links use),
+//! `max_bits` payload bits a point (default 10^7).
 
 use gpufec::codes::channel::{BpskAwgn, Channel, Quantizer, noise_variance};
 use gpufec::codes::crc::{CRC11, CRC24C, Crc};
@@ -37,7 +41,8 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("curves") => curves(n, k, num(3, 1e7) as u64, num(4, 1000.0) as u64, args.get(5).is_some_and(|a| a == "sys")),
         Some("speed") => speed(n, k, num(3, 3.0)),
-        _ => eprintln!("usage: polar_cpu curves N K [max_bits] [max_errors] [sys] | speed N K [seconds]"),
+        Some("scales") => scales(n, k, num(3, 1e7) as u64),
+        _ => eprintln!("usage: polar_cpu curves N K [max_bits] [max_errors] [sys] | speed N K [seconds] | scales N K [max_bits]"),
     }
 }
 
@@ -83,6 +88,23 @@ fn curves(n: usize, k: usize, max_bits: u64, max_errors: u64, sys: bool) {
             println!("| {ebn0:.1} | {} | {} | {:.3e} | {:.3e} | {it} | {:.1} |", p.frames, p.frame_errors, p.ber(), p.fer(), p.seconds);
         }
         println!();
+    }
+}
+
+fn scales(n: usize, k: usize, max_bits: u64) {
+    let spec = spec(n, k, None, false);
+    let stop = StopRule { max_bits, max_errors: u64::MAX };
+    println!("({n}, {k}), 5G sequence, i8 BP model (Imax 40, G-matrix stop), {max_bits} payload bits a point\n");
+    println!("| Eb/N0 (dB) | quantizer scale | frames | frame errors | FER | mean iterations |");
+    println!("|---|---|---|---|---|---|");
+    for ebn0 in [2.5, 3.0, 3.5] {
+        let variance = noise_variance(ebn0, spec.rate()).expect("a variance");
+        for factor in [2.0, 4.0, 8.0, 16.0] {
+            let dec = CpuPolar::<i8>::new(spec.clone(), bp(40, EarlyStop::GMatrix, BpPrecision::I8), 0).expect("a decoder");
+            let mut link = PolarLink::new(PolarFrames::Codewords(spec.clone()), Box::new(dec), Some((factor * variance) as f32)).expect("a link");
+            let p = run_point(&mut link, ebn0, 1, stop, &AtomicBool::new(false), Duration::from_secs(3600), |_| {}).expect("a point");
+            println!("| {ebn0:.1} | {factor} σ² | {} | {} | {:.3e} | {:.2} |", p.frames, p.frame_errors, p.fer(), p.mean_iterations());
+        }
     }
 }
 
