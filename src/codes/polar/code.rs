@@ -23,10 +23,10 @@ pub enum BitKind {
 /// ```
 /// use gpufec::codes::polar::{BitKind, PolarCode};
 /// // The (8, 4) code of the seed paper: information set {3, 5, 6, 7}.
-/// let code = PolarCode::from_reliability(8, 4, &[0, 1, 2, 4, 3, 5, 6, 7]).unwrap();
+/// let code = PolarCode::from_reliability(8, 4, &[0u16, 1, 2, 4, 3, 5, 6, 7]).unwrap();
 /// assert_eq!(code.info(), &[3, 5, 6, 7]);
 /// assert_eq!(code.kind(4), BitKind::Frozen);
-/// assert!(PolarCode::from_reliability(12, 4, &[]).is_err());
+/// assert!(PolarCode::from_reliability(12, 4, &[0u16; 12]).is_err());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolarCode {
