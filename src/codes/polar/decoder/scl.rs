@@ -9,7 +9,9 @@
 //! successive-cancellation list decoders for polar codes" (IEEE TSP 2017):
 //! a Rate-1 node over its min(L − 1, size) least reliable bits, an SPC node
 //! over min(L, size − 1) of them after the parity fix, a repetition node
-//! between its two codewords; a Rate-0 node only adds its cost. Within one
+//! between its two codewords; a Rate-0 node only adds its cost. That keeps
+//! exactly the paths bit-by-bit SCL keeps (a unit test compares the two
+//! frame by frame at L = 2, 8 and 32). Within one
 //! step every path's candidates are "keep" then "flip", and the L best are
 //! kept with ties going to the earlier candidate: with one path nothing
 //! forks and the decisions are SC's (the same plan and arithmetic).
