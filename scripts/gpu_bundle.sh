@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Build, on a machine without a GPU, everything the lent GPU machine runs:
-# the `gpufec` CLI, every test binary with GPU tests (those that read
-# GPUFEC_REQUIRE_GPU) and the kernels (embedded in the binaries; copied beside
-# them for reading), into bundle/ (ignored by git). There, one command runs it
-# all:
+# the `gpufec` CLI, every test binary with GPU tests (those that ask
+# tests/common's have_gpu or have_nvrtc), the kernels (embedded in the
+# binaries; copied beside them for reading) and the list of commands to run
+# (scripts/gpu_runs.list), into bundle/ (ignored by git). There, one command
+# runs it all:
 #
-#     bundle/run [bench arguments...]
+#     bundle/run
 #
 # With BASELINE=path/to/an/older/gpufec, that binary travels too (as
-# bundle/bin/gpufec-baseline) and bundle/run benches it after the new one, in
-# the same lease (the steps "compare" and "rebench" alternate the two), for an
+# bundle/bin/gpufec-baseline), and the step "ab" (GPUFEC_STEPS=ab) runs the
+# list's "ab" lines with both binaries alternately, in the same lease, for an
 # old-against-new comparison.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +22,7 @@ cp target/release/gpufec bundle/bin/
 if [ -n "${BASELINE:-}" ]; then
     cp "$BASELINE" bundle/bin/gpufec-baseline
 fi
-for t in $(grep -l GPUFEC_REQUIRE_GPU tests/*.rs); do
+for t in $(grep -l "have_gpu\|have_nvrtc" tests/*.rs); do
     name=$(basename "$t" .rs)
     # The test's own executable (cargo also lists the gpufec binary it builds for the test).
     exe=$(cargo test --release --test "$name" --no-run --message-format=json 2>/dev/null |
@@ -30,5 +31,6 @@ for t in $(grep -l GPUFEC_REQUIRE_GPU tests/*.rs); do
 done
 strip bundle/bin/* bundle/tests/* 2>/dev/null || true
 cp scripts/gpu_run.sh bundle/run
+cp scripts/gpu_runs.list bundle/runs.list
 chmod +x bundle/run
 du -sh bundle

@@ -12,6 +12,8 @@ use gpufec::codes::conv::*;
 use gpufec::gpu::{GpuViterbi, PipelineOptions, ViterbiTuning};
 use std::sync::Arc;
 
+mod common;
+
 /// SplitMix64: a fixed, documented sequence independent of any crate.
 struct Mix(u64);
 
@@ -198,10 +200,7 @@ fn cpu_decoders_give_the_pinned_bits() {
 /// Without a GPU it says `SKIPPED` and passes, unless `GPUFEC_REQUIRE_GPU=1`.
 #[test]
 fn gpu_decoder_gives_the_pinned_bits() {
-    if let Err(why) = gpufec::gpu::available() {
-        assert!(std::env::var("GPUFEC_REQUIRE_GPU").as_deref() != Ok("1"), "GPUFEC_REQUIRE_GPU=1 but {why:#}");
-        use std::io::Write;
-        let _ = writeln!(std::io::stderr(), "SKIPPED gpu_decoder_gives_the_pinned_bits: {why:#}");
+    if !common::have_gpu("gpu_decoder_gives_the_pinned_bits") {
         return;
     }
     check(&decode_cases(true));

@@ -108,9 +108,9 @@ fn decode<T: ViterbiLlr>(trellis: &Arc<Trellis>, mode: ViterbiMode, level: SimdL
     out
 }
 
-fn check<T: ViterbiLlr>(trellis: &Arc<Trellis>, mode: ViterbiMode, llrs: &[T], what: &str) {
+fn check<T: ViterbiLlr>(trellis: &Arc<Trellis>, mode: ViterbiMode, llrs: &[T], levels: &[SimdLevel], what: &str) {
     let reference = decode(trellis, mode, SimdLevel::Scalar, llrs);
-    for level in SimdLevel::supported() {
+    for &level in levels {
         let bits = decode(trellis, mode, level, llrs);
         if let Some(i) = (0..bits.len()).find(|&i| bits[i] != reference[i]) {
             panic!("{level} {} {what}: bit {i} of {} differs from the scalar reference", T::NAME, bits.len());
@@ -120,10 +120,9 @@ fn check<T: ViterbiLlr>(trellis: &Arc<Trellis>, mode: ViterbiMode, llrs: &[T], w
 
 #[test]
 fn every_simd_level_decodes_the_reference_bits() {
-    for level in SimdLevel::ALL {
-        if !level.is_supported() {
-            eprintln!("SIMD level {level} skipped: this CPU lacks it");
-        }
+    let levels = SimdLevel::to_compare("every_simd_level_decodes_the_reference_bits");
+    if levels.is_empty() {
+        return;
     }
     let mut r = SmallRng::seed_from_u64(2026);
     for trellis in codes() {
@@ -135,8 +134,8 @@ fn every_simd_level_decodes_the_reference_bits() {
             let info: Vec<u8> = (0..bits).map(|_| r.random_range(0..2u8)).collect();
             for (name, f, q) in inputs(&coded(&trellis, mode, &info), r.random()) {
                 let what = format!("K={} {} {mode:?} {name}", trellis.k(), trellis.code().polys_octal());
-                check(&trellis, mode, &units(mode, trellis.n(), &f), &what);
-                check(&trellis, mode, &units(mode, trellis.n(), &q), &what);
+                check(&trellis, mode, &units(mode, trellis.n(), &f), &levels, &what);
+                check(&trellis, mode, &units(mode, trellis.n(), &q), &levels, &what);
             }
         }
     }

@@ -1,7 +1,8 @@
 //! Every way a flowgraph file (or a `--set`) can be wrong is rejected before
-//! anything runs, with one message that names the file, the block and the
-//! field or port.
+//! anything runs, with one message that names the file, the code or block,
+//! and the field or port.
 
+use gpufec::flowgraph::family::families;
 use gpufec::flowgraph::{BuildOptions, FlowgraphFile, Override, build, kinds};
 use gpufec::gpu::Backend;
 
@@ -51,7 +52,7 @@ fn the_shipped_files_build() {
 
 /// A (de)puncturer whose pattern keeps every bit is no block in the built
 /// flowgraph (its profile line says so): what feeds it is connected past it.
-/// That the counts stay those of the direct simulation, `flowgraph_run` shows.
+/// That the counts stay those of the direct simulation, `families.rs` shows.
 #[test]
 fn puncturers_that_keep_every_bit_are_wires() {
     let wired = |sets: &[&str]| -> Vec<String> {
@@ -65,14 +66,14 @@ fn puncturers_that_keep_every_bit_are_wires() {
     assert_eq!(wired(&[]), ["puncture", "depuncture"]);
     // The decoder depunctures at 3/4 (auto), so the Depuncture block passes the stream on.
     assert_eq!(wired(&["vars.rate=3/4"]), ["depuncture"]);
-    assert_eq!(wired(&["vars.rate=3/4", "vars.depuncture=block"]), Vec::<String>::new());
+    assert_eq!(wired(&["vars.rate=3/4", "conv.depuncture=block"]), Vec::<String>::new());
 }
 
 #[test]
 fn malformed_toml() {
-    let e = error_of(&edited("k = 7\n", "k = = 7\n"), &[]);
+    let e = error_of(&edited("family = \"conv\"\n", "family = = \"conv\"\n"), &[]);
     assert_has(&e, &["t.toml:", "malformed TOML"]);
-    let line = SAMPLES.lines().position(|l| l == "k = 7").unwrap() + 1;
+    let line = SAMPLES.lines().position(|l| l == "family = \"conv\"").unwrap() + 1;
     assert!(e.starts_with(&format!("t.toml:{line}:")), "{e}");
 }
 
@@ -96,8 +97,12 @@ fn ill_typed_fields() {
     assert_has(&e, &["t.toml", "block 'source' (RandomBits)", "field 'total'", "whole number", "\"many\""]);
     let e = error_of(SAMPLES, &["awgn.ebn0_db=abc"]);
     assert_has(&e, &["t.toml", "block 'awgn' (Awgn)", "field 'ebn0_db' (set by --set)", "expected a number"]);
-    let e = error_of(SAMPLES, &["vars.rate=4/3"]);
-    assert_has(&e, &["t.toml", "block 'awgn' (Awgn)", "field 'rate' (from $rate)", "rate in (0, 1]"]);
+    let e = error_of(SAMPLES, &["awgn.rate=4/3"]);
+    assert_has(&e, &["t.toml", "block 'awgn' (Awgn)", "field 'rate' (set by --set)", "rate in (0, 1]"]);
+    let e = error_of(SAMPLES, &["conv.k=\"seven\""]);
+    assert_has(&e, &["t.toml", "code 'conv' (conv)", "field 'k' (set by --set)", "whole number"]);
+    let e = error_of(SAMPLES, &["conv.depuncture=maybe"]);
+    assert_has(&e, &["code 'conv' (conv)", "field 'depuncture'", "one of auto, block, decoder"]);
     let e = error_of(SAMPLES, &["decoder.llr=i16"]);
     assert_has(&e, &["block 'decoder' (ViterbiDecoder)", "field 'llr'", "one of i8, f32"]);
     let e = error_of(SAMPLES, &["source.total=1.5"]);
@@ -106,27 +111,29 @@ fn ill_typed_fields() {
 
 #[test]
 fn invalid_values_name_their_field() {
-    let e = error_of(SAMPLES, &["puncture.rate=4/5"]);
-    assert_has(&e, &["t.toml", "block 'puncture' (Puncture)", "field 'rate'", "4/5"]);
-    let e = error_of(SAMPLES, &["decoder.tile=0,20,20"]);
-    assert_has(&e, &["block 'decoder' (ViterbiDecoder)", "field 'tile'", "f=0"]);
-    let e = error_of(SAMPLES, &["decoder.polys=171,999"]);
-    assert_has(&e, &["block 'decoder' (ViterbiDecoder)", "field 'polys'", "999"]);
-    let e = error_of(SAMPLES, &["encoder.k=12"]);
-    assert_has(&e, &["block 'encoder' (ConvEncoder)", "field 'k'"]);
-    let e = error_of(SAMPLES, &["decoder.traceback=parallel:0"]);
-    assert_has(&e, &["block 'decoder' (ViterbiDecoder)", "field 'traceback'", "f0"]);
-    let e = error_of(SAMPLES, &["encoder.frame=100"]);
-    assert_has(&e, &["block 'encoder' (ConvEncoder)", "field 'frame'", "terminated"]);
-    let e = error_of(SAMPLES, &["quantize.scale=0"]);
+    let e = error_of(SAMPLES, &["vars.rate=4/5"]);
+    assert_has(&e, &["t.toml", "code 'conv' (conv)", "field 'rate' (from $rate)", "4/5"]);
+    let e = error_of(SAMPLES, &["conv.tile=0,20,20"]);
+    assert_has(&e, &["code 'conv' (conv)", "field 'tile' (set by --set)", "f=0"]);
+    let e = error_of(SAMPLES, &["conv.polys=171,999"]);
+    assert_has(&e, &["code 'conv' (conv)", "field 'polys'", "999"]);
+    let e = error_of(SAMPLES, &["conv.k=12"]);
+    assert_has(&e, &["code 'conv' (conv)", "field 'k'"]);
+    let e = error_of(SAMPLES, &["conv.traceback=parallel:0"]);
+    assert_has(&e, &["code 'conv' (conv)", "field 'traceback'", "f0"]);
+    let e = error_of(SAMPLES, &["conv.frame=0"]);
+    assert_has(&e, &["code 'conv' (conv)", "field 'frame'", "frame of 0 bits"]);
+    let e = error_of(SAMPLES, &["conv.mode=terminated", "conv.tile=64,8,8"]);
+    assert_has(&e, &["code 'conv' (conv)", "field 'tile'", "not to mode terminated"]);
+    let e = error_of(SAMPLES, &["quantize.scale=0", "quantize.ebn0_db=3"]);
     assert_has(&e, &["block 'quantize' (Quantize)", "field 'scale'"]);
-    let e = error_of(SAMPLES, &["puncture.pattern=11,10"]);
-    assert_has(&e, &["block 'puncture' (Puncture)", "field 'pattern'", "not both"]);
+    let e = error_of(SAMPLES, &["conv.pattern=11,10"]);
+    assert_has(&e, &["code 'conv' (conv)", "field 'pattern'", "not both"]);
 }
 
 #[test]
 fn missing_required_field() {
-    let e = error_of(&edited("scale = 6.3697147", ""), &[]);
+    let e = error_of(&edited("ebn0_db = \"$ebn0_db\" # the matched", "# the matched"), &[]);
     assert_has(&e, &["t.toml", "block 'quantize' (Quantize)", "field 'scale' is missing"]);
     let e = error_of(&edited("[blocks.bpsk]\ntype = \"BpskMapper\"", "[blocks.bpsk]"), &[]);
     assert_has(&e, &["t.toml", "block 'bpsk'", "field 'type' is missing"]);
@@ -165,7 +172,9 @@ fn every_port_connected_once() {
 #[test]
 fn overrides_must_name_existing_blocks_and_variables() {
     let e = error_of(SAMPLES, &["channel.ebn0_db=3"]);
-    assert_has(&e, &["--set channel.ebn0_db", "t.toml has no block 'channel'", "awgn"]);
+    assert_has(&e, &["--set channel.ebn0_db", "t.toml has no block or code 'channel'", "awgn", "its codes: conv"]);
+    let e = error_of(SAMPLES, &["conv.family=turbo"]);
+    assert_has(&e, &["--set conv.family", "cannot be overridden"]);
     let e = error_of(SAMPLES, &["vars.ebn0=3"]);
     assert_has(&e, &["--set vars.ebn0", "t.toml has no variable 'ebn0'", "ebn0_db"]);
     let e = error_of(&edited("ebn0_db = \"$ebn0_db\"", "ebn0_db = \"$snr\""), &[]);
@@ -173,12 +182,49 @@ fn overrides_must_name_existing_blocks_and_variables() {
 }
 
 #[test]
-fn the_readme_documents_every_block_kind_and_parameter() {
+fn codes_are_named_once_and_found_by_their_blocks() {
+    // An unknown family, a missing family, an unknown setting.
+    let e = error_of(&edited("family = \"conv\"", "family = \"ldpc\""), &[]);
+    assert_has(&e, &["t.toml", "code 'conv'", "unknown family 'ldpc'", "conv, turbo"]);
+    let e = error_of(&edited("family = \"conv\"\n", ""), &[]);
+    assert_has(&e, &["t.toml", "code 'conv'", "field 'family' is missing"]);
+    let e = error_of(SAMPLES, &["conv.tiles=64,8,8"]);
+    assert_has(&e, &["code 'conv' (conv)", "unknown field 'tiles' (set by --set)", "tile, group"]);
+    // A block names a code that is not there, or one of another family.
+    let e = error_of(SAMPLES, &["decoder.code=inner"]);
+    assert_has(&e, &["block 'decoder' (ViterbiDecoder)", "field 'code'", "no code 'inner'", "its codes: conv"]);
+    let two = edited("[blocks.source]", "[codes.outer]\nfamily = \"turbo\"\nblock = 40\n\n[blocks.source]");
+    let named = ["awgn", "llr", "quantize", "framer", "ber"].map(|b| format!("{b}.code=conv"));
+    let mut sets: Vec<&str> = named.iter().map(String::as_str).collect();
+    sets.push("decoder.code=outer");
+    let e = error_of(&two, &sets);
+    assert_has(&e, &["block 'decoder' (ViterbiDecoder)", "field 'code'", "'outer' is a turbo code; this block takes a conv code"]);
+    // Two codes a shared block could mean: it must say which (family blocks
+    // find the one of their family).
+    let e = error_of(&two, &[]);
+    assert_has(&e, &["block 'ber' (BerSink)", "field 'code' is missing", "several codes", "conv, outer"]);
+    // Without any code, the channel needs its rate.
+    let bare = edited("[codes.conv]\nfamily = \"conv\"\nrate = \"$rate\"\ndepuncture = \"auto\"\n", "");
+    let e = error_of(&bare, &[]);
+    assert_has(&e, &["field 'code' is missing", "the file has no conv code"]);
+    // A code and a block of one name would make --set ambiguous.
+    let e = FlowgraphFile::parse("t.toml", &edited("[blocks.bpsk]", "[blocks.conv]")).err().unwrap().to_string();
+    assert_has(&e, &["t.toml", "'conv' names both a code and a block"]);
+}
+
+#[test]
+fn the_readme_documents_every_block_kind_code_family_and_parameter() {
     let readme = include_str!("../README.md");
     for k in kinds() {
         assert!(readme.contains(&format!("`{}`", k.name)), "README lacks block kind {}", k.name);
         for p in k.params() {
             assert!(readme.contains(&format!("`{}`", p.name)), "README lacks parameter {}.{}", k.name, p.name);
+        }
+    }
+    for f in families() {
+        assert!(readme.contains(&format!("`family = \"{}\"`", f.name)), "README lacks family {}", f.name);
+        for field in f.fields {
+            assert!(readme.contains(&format!("`{}`", field.name)), "README lacks setting {}.{}", f.name, field.name);
         }
     }
 }

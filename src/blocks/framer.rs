@@ -32,10 +32,10 @@ use std::collections::VecDeque;
 /// # Usage
 /// ```
 /// use gpufec::blocks::Framer;
-/// use gpufec::codes::conv::{TileConfig, Tiler, Traceback};
+/// use gpufec::codes::framing::BlockCutter;
 ///
-/// let tile = TileConfig::new(256, 20, 20, Traceback::Serial)?.with_group(64)?;
-/// let framer = Framer::<i8>::new(Box::new(Tiler::new(tile, 2)))?;
+/// // LTE turbo code blocks of K = 6144: 3K + 12 LLRs each.
+/// let framer = Framer::<i8>::new(Box::new(BlockCutter::fixed(18444)?))?;
 /// # Ok::<(), anyhow::Error>(())
 /// ```
 #[derive(Block)]
@@ -157,23 +157,7 @@ impl<T: CpuSample + Copy> Kernel for Framer<T> {
 mod tests {
     use super::*;
     use crate::blocks::testing::run_through;
-    use crate::codes::conv::{TileConfig, Tiler, Traceback};
     use crate::codes::framing::BlockCutter;
-
-    #[test]
-    fn cuts_the_units_of_the_tiler() {
-        let tile = TileConfig::new(16, 4, 6, Traceback::Serial).unwrap().with_group(3).unwrap();
-        let llrs: Vec<f32> = (0..2 * 1000).map(|i| i as f32).collect();
-        let mut want = Vec::new();
-        let mut tiler = Tiler::new(tile, 2);
-        tiler.push(&llrs, &mut want);
-        assert_eq!(tiler.finish(&mut want).unwrap(), Some(1000 % 48));
-        let errors = FirstError::default();
-        let got: Vec<f32> =
-            run_through(llrs, &errors, |fg| fg.add(Framer::<f32>::new(Box::new(Tiler::new(tile, 2))).unwrap()).into())
-                .unwrap();
-        assert_eq!(got, want);
-    }
 
     #[test]
     fn blocks_must_be_whole() {

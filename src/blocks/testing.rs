@@ -1,11 +1,12 @@
 //! Helpers for the block unit tests: run one block between a vector source and
-//! a vector sink, and sources and sinks that carry tags, stall, and note when
-//! items arrive.
+//! a vector sink, and sources and sinks that carry tags and stall until the
+//! output of what they left waiting shows.
 
 use super::{FirstError, runtime};
 use futuresdr::blocks::{VectorSink, VectorSource};
 use futuresdr::runtime::dev::prelude::*;
 use futuresdr::runtime::{BlockId, Flowgraph};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -39,22 +40,43 @@ pub(crate) fn collect_from<O: CpuSample>(add: impl FnOnce(&mut Flowgraph) -> Blo
     snk.get(&fg).expect("sink is there").items().clone()
 }
 
-/// Emits `items` with `tags` at their indices; with `pause`, it stops for that
-/// long after the given number of items before it goes on (an input that stalls).
+/// Where a [`TaggedSource`] stalls: after `after` items it emits nothing
+/// more until its [`RecordingSink`] has seen an item (the output of what the
+/// stall left waiting), or, failing that, until `timeout` has passed; it
+/// then notes which of the two let it go on. A test that asserts on that,
+/// not on how long anything took, passes on a machine of any speed and load.
+#[derive(Debug, Clone)]
+pub(crate) struct Stall {
+    pub after: usize,
+    pub timeout: Duration,
+    /// Set by the sink at its first item.
+    seen: Arc<AtomicBool>,
+    /// Whether the sink had an item when the source went on.
+    pub output_first: Arc<AtomicBool>,
+}
+
+impl Stall {
+    /// A stall after `after` items, for at most `timeout`.
+    pub(crate) fn new(after: usize, timeout: Duration) -> Self {
+        Self { after, timeout, seen: Arc::default(), output_first: Arc::default() }
+    }
+}
+
+/// Emits `items` with `tags` at their indices, stalling as `stall` says.
 #[derive(Block)]
 pub(crate) struct TaggedSource<T: CpuSample + Copy> {
     items: Vec<T>,
     tags: Vec<(usize, Tag)>,
     at: usize,
-    pause: Option<(usize, Duration)>,
+    stall: Option<Stall>,
     until: Option<Instant>,
     #[output]
     output: DefaultCpuWriter<T>,
 }
 
 impl<T: CpuSample + Copy> TaggedSource<T> {
-    pub(crate) fn new(items: Vec<T>, tags: Vec<(usize, Tag)>, pause: Option<(usize, Duration)>) -> Self {
-        Self { items, tags, at: 0, pause, until: None, output: DefaultCpuWriter::default() }
+    pub(crate) fn new(items: Vec<T>, tags: Vec<(usize, Tag)>, stall: Option<Stall>) -> Self {
+        Self { items, tags, at: 0, stall, until: None, output: DefaultCpuWriter::default() }
     }
 }
 
@@ -62,16 +84,18 @@ impl<T: CpuSample + Copy> TaggedSource<T> {
 impl<T: CpuSample + Copy> Kernel for TaggedSource<T> {
     async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, _meta: &mut BlockMeta) -> Result<()> {
         let mut end = self.items.len();
-        if let Some((after, wait)) = self.pause {
-            if self.at < after {
-                end = after;
+        if let Some(stall) = &self.stall {
+            if self.at < stall.after {
+                end = stall.after;
             } else {
-                let until = *self.until.get_or_insert_with(|| Instant::now() + wait);
-                if Instant::now() < until {
-                    io.block_on(futuresdr::runtime::Timer::after(until - Instant::now()));
+                let until = *self.until.get_or_insert_with(|| Instant::now() + stall.timeout);
+                let seen = stall.seen.load(Ordering::Acquire);
+                if !seen && Instant::now() < until {
+                    io.block_on(futuresdr::runtime::Timer::after(Duration::from_millis(5)));
                     return Ok(());
                 }
-                self.pause = None;
+                stall.output_first.store(seen, Ordering::Release);
+                self.stall = None;
             }
         }
         let (o, mut tags) = self.output.slice_with_tags();
@@ -97,22 +121,22 @@ pub(crate) struct Record<T> {
     pub items: Vec<T>,
     /// Tags at their item's index in the whole stream.
     pub tags: Vec<(usize, Tag)>,
-    /// When the first item arrived.
-    pub first_at: Option<Instant>,
 }
 
-/// Keeps every item and tag it reads, and when the first item came.
+/// Keeps every item and tag it reads, and tells a [`Stall`] when the first came.
 #[derive(Block)]
 pub(crate) struct RecordingSink<T: CpuSample + Copy> {
     record: Arc<Mutex<Record<T>>>,
+    seen: Option<Arc<AtomicBool>>,
     #[input]
     input: DefaultCpuReader<T>,
 }
 
 impl<T: CpuSample + Copy> RecordingSink<T> {
-    pub(crate) fn new() -> (Self, Arc<Mutex<Record<T>>>) {
-        let record = Arc::new(Mutex::new(Record { items: Vec::new(), tags: Vec::new(), first_at: None }));
-        (Self { record: record.clone(), input: DefaultCpuReader::default() }, record)
+    /// A sink telling `stall`, if any, of its first item.
+    pub(crate) fn new(stall: Option<&Stall>) -> (Self, Arc<Mutex<Record<T>>>) {
+        let record = Arc::new(Mutex::new(Record { items: Vec::new(), tags: Vec::new() }));
+        (Self { record: record.clone(), seen: stall.map(|s| s.seen.clone()), input: DefaultCpuReader::default() }, record)
     }
 }
 
@@ -124,17 +148,50 @@ impl<T: CpuSample + Copy> Kernel for RecordingSink<T> {
         let (items, tags) = self.input.slice_with_tags();
         let n = items.len();
         let mut r = self.record.lock().unwrap_or_else(|p| p.into_inner());
-        if n > 0 {
-            r.first_at.get_or_insert_with(Instant::now);
-        }
         let base = r.items.len();
         r.tags.extend(tags.iter().filter(|t| t.index < n).map(|t| (base + t.index, t.tag.clone())));
         r.items.extend_from_slice(items);
         drop(r);
+        if n > 0
+            && let Some(seen) = &self.seen
+        {
+            seen.store(true, Ordering::Release);
+        }
         self.input.consume(n);
         if finished {
             io.finished = true;
         }
         Ok(())
     }
+}
+
+/// What [`run_decoder_block`] gives back: the bits and their tags, and the soft output.
+pub(crate) type BlockOutput = (Vec<u8>, Vec<(usize, Tag)>, Vec<f32>);
+
+/// Run `items` (with `tags`, stalling as `stall` says) through the decoder
+/// block `add` puts into a flowgraph (its `soft[0]` read when `soft`); the
+/// bits and tags out, and the soft output.
+pub(crate) fn run_decoder_block<T: CpuSample + Copy>(
+    items: Vec<T>,
+    tags: Vec<(usize, Tag)>,
+    stall: Option<Stall>,
+    soft: bool,
+    errors: &FirstError,
+    add: impl FnOnce(&mut Flowgraph) -> BlockId,
+) -> Result<BlockOutput, String> {
+    let mut fg = Flowgraph::new();
+    let (bits_sink, bits) = RecordingSink::<u8>::new(stall.as_ref());
+    let (soft_sink, soft_record) = RecordingSink::<f32>::new(None);
+    let b = fg.add(bits_sink);
+    let s = soft.then(|| fg.add(soft_sink));
+    let dec = add(&mut fg);
+    let src = fg.add(TaggedSource::new(items, tags, stall));
+    fg.stream_dyn(src, "output", dec, "input").map_err(|e| e.to_string())?;
+    fg.stream_dyn(dec, "output", b, "input").map_err(|e| e.to_string())?;
+    if let Some(s) = s {
+        fg.stream_dyn(dec, "soft[0]", s, "input").map_err(|e| e.to_string())?;
+    }
+    runtime().run(fg).map_err(|e| errors.message().unwrap_or_else(|| e.to_string()))?;
+    let r = bits.lock().unwrap_or_else(|p| p.into_inner());
+    Ok((r.items.clone(), r.tags.clone(), soft_record.lock().unwrap_or_else(|p| p.into_inner()).items.clone()))
 }

@@ -1,5 +1,6 @@
 //! `gpufec bench <family>`: the options every family's benchmark shares, the
-//! decoder timing, and the table rows.
+//! decoder timing, and the table rows; each family's measurement is in its
+//! own module.
 
 use super::count::{count_usize, parse_count};
 use crate::codes::threads::MAX_THREADS;
@@ -37,6 +38,14 @@ pub struct BenchArgs {
     /// On a GPU, pipeline slots (batches in flight), 1..=16 (default 2).
     #[arg(long, value_parser = count_usize)]
     pub slots: Option<usize>,
+    /// LLR types to measure: i8, f32 or both (default: the family's: both
+    /// for conv; for turbo i8 on a GPU, f32 on the CPU).
+    #[arg(long, value_enum)]
+    pub llr: Option<LlrSet>,
+    /// Eb/N0 of the noisy inputs, dB (default: the family's; early stopping
+    /// makes a decoder's speed depend on it).
+    #[arg(long, allow_hyphen_values = true)]
+    pub ebn0: Option<f64>,
 }
 
 /// LLR types a bench measures.
@@ -89,6 +98,9 @@ impl BenchArgs {
             self.seconds.is_finite() && (0.0..=MAX_BENCH_SECONDS).contains(&self.seconds),
             "--seconds must be a number of seconds from 0 to {MAX_BENCH_SECONDS}"
         );
+        if let Some(x) = self.ebn0 {
+            anyhow::ensure!(x.is_finite(), "--ebn0 {x}: give a finite Eb/N0 in dB");
+        }
         if let Some(t) = self.threads {
             anyhow::ensure!((1..=MAX_THREADS).contains(&t), "--threads {t}: give 1..={MAX_THREADS}, or leave it out for 1 and all cores");
         }

@@ -1,8 +1,12 @@
-//! Layer 4: the `gpufec` command line. One module per code family for its
-//! `ber` and `bench` subcommands (`conv`), and the parts they share: curves
-//! with live progress and Ctrl-C (`curve`), decoder timing (`bench`), counts
-//! as people write them (`count`), axis grids (`grid`); and `run` and `info`.
+//! Layer 4: the `gpufec` command line: `run` and `info`, and for every code
+//! family `ber <family>` (the same for each: its settings' options and the
+//! curve's) and `bench <family>` (the shared options, then the family's own
+//! measurement in its module). A family is listed once, in `FAMILIES`; the
+//! parts every command shares are curves with live progress and Ctrl-C
+//! (`curve`), decoder timing (`bench`), counts as people write them
+//! (`count`), axis grids (`grid`) and the settings' options (`settings`).
 
+mod ber;
 mod bench;
 mod conv;
 mod count;
@@ -10,9 +14,10 @@ mod curve;
 mod grid;
 mod info;
 mod interrupt;
+mod run;
+mod settings;
 mod status_line;
 mod turbo;
-mod run;
 
 pub use bench::{BenchArgs, LlrSet, MAX_BENCH_BITS, MAX_BENCH_SECONDS, Run, Timing, time_decoder};
 pub use conv::{BENCH_FRAME_BITS, Setup, standard_setups};
@@ -21,48 +26,69 @@ pub use curve::{Axis, Curve, CurveArgs, EBN0, point_line, run_curve};
 pub use grid::Grid;
 pub use interrupt::INTERRUPTED;
 
-use clap::{Parser, Subcommand};
+use crate::flowgraph::family::{Code, Family};
+use clap::{ArgMatches, Args, Command, FromArgMatches};
+use serde_json::{Map, Value};
 use std::process::ExitCode;
 
-/// FutureSDR blocks that decode channel codes on NVIDIA GPUs, with CPU reference decoders.
-#[derive(Parser)]
-#[command(name = "gpufec", version)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
+/// A family's own part of the command line: its `bench` measurement.
+pub(crate) struct FamilyCli {
+    /// The family (its name, summary and settings).
+    pub family: &'static Family,
+    /// What `bench <family>` measures, one line.
+    pub bench_about: &'static str,
+    /// Run `bench <family>` for the resolved `code`, of which the command
+    /// line gave the settings `given`.
+    pub bench: fn(code: &dyn Code, given: &Map<String, Value>, args: &BenchArgs) -> anyhow::Result<()>,
 }
 
-#[derive(Subcommand)]
-enum Command {
-    /// Run a flowgraph file, with live throughput and BER, and a summary at the end.
-    Run(run::RunArgs),
-    /// Measure an error-rate curve with a family's direct link simulator.
-    #[command(subcommand)]
-    Ber(Ber),
-    /// Measure decoder throughput.
-    #[command(subcommand)]
-    Bench(Bench),
-    /// List the GPUs, their limits, the CUDA driver and the kernel cache, or say why there is no GPU.
-    Info,
+/// Every family on the command line, one line each.
+const FAMILIES: &[FamilyCli] = &[conv::CLI, turbo::CLI];
+
+/// The whole command line.
+fn command() -> Command {
+    let ber = FAMILIES.iter().fold(
+        Command::new("ber").about("Measure an error-rate curve with a family's direct link simulator.").subcommand_required(true),
+        |c, f| c.subcommand(ber::BerArgs::augment_args(settings::with_fields(Command::new(f.family.name).about(f.family.summary), f.family.fields))),
+    );
+    let bench = FAMILIES.iter().fold(
+        Command::new("bench").about("Measure decoder throughput.").subcommand_required(true),
+        |c, f| c.subcommand(BenchArgs::augment_args(settings::with_fields(Command::new(f.family.name).about(f.bench_about), f.family.fields))),
+    );
+    Command::new("gpufec")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about("FutureSDR blocks that decode channel codes on NVIDIA GPUs, with CPU reference decoders.")
+        .subcommand_required(true)
+        .subcommand(run::RunArgs::augment_args(Command::new("run").about("Run a flowgraph file, with live throughput and BER, and a summary at the end.")))
+        .subcommand(ber)
+        .subcommand(bench)
+        .subcommand(Command::new("info").about("List the GPUs, their limits, the CUDA driver and the kernel cache, or say why there is no GPU."))
 }
 
-/// `gpufec ber <family>`.
-#[derive(Subcommand)]
-enum Ber {
-    /// Convolutional code with Viterbi decoding, BPSK over AWGN.
-    Conv(conv::BerArgs),
-    /// LTE turbo code blocks, BPSK over AWGN, the CPU turbo decoder.
-    Turbo(turbo::BerTurboArgs),
+/// The family command `m` names under `ber` or `bench`.
+fn family_of(m: &ArgMatches) -> anyhow::Result<(&'static FamilyCli, &ArgMatches)> {
+    let (name, sub) = m.subcommand().ok_or_else(|| anyhow::anyhow!("name a code family"))?;
+    let f = FAMILIES.iter().find(|f| f.family.name == name).ok_or_else(|| anyhow::anyhow!("no code family '{name}'"))?;
+    Ok((f, sub))
 }
 
-/// `gpufec bench <family>`.
-#[derive(Subcommand)]
-enum Bench {
-    /// Viterbi decoding throughput (K=7 (171,133) unless told otherwise) on pre-generated noisy LLRs.
-    #[command(alias = "viterbi")]
-    Conv(conv::BenchConvArgs),
-    /// CPU turbo decoding throughput of LTE code blocks on noisy LLRs.
-    Turbo(turbo::BenchTurboArgs),
+fn dispatch(m: &ArgMatches) -> anyhow::Result<bool> {
+    match m.subcommand() {
+        Some(("run", sub)) => run::run(run::RunArgs::from_arg_matches(sub)?),
+        Some(("ber", sub)) => {
+            let (f, m) = family_of(sub)?;
+            ber::ber(f.family, m)
+        }
+        Some(("bench", sub)) => {
+            let (f, m) = family_of(sub)?;
+            let args = BenchArgs::from_arg_matches(m)?;
+            let given = settings::given(m, f.family.fields);
+            let code = settings::resolve(f.family, given.clone())?;
+            (f.bench)(code.as_ref(), &given, &args).map(|()| false)
+        }
+        Some(("info", _)) => info::info().map(|()| false),
+        _ => anyhow::bail!("name a command: run, ber, bench or info"),
+    }
 }
 
 /// The `gpufec` command: parse the command line, run, and turn the outcome
@@ -73,16 +99,8 @@ enum Bench {
 /// starts: it may set `TMPDIR` (see `buffers_in_shared_memory`).
 pub fn main() -> ExitCode {
     buffers_in_shared_memory();
-    let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Run(a) => run::run(a),
-        Command::Ber(Ber::Conv(a)) => conv::ber(a),
-        Command::Bench(Bench::Conv(a)) => conv::bench(a).map(|()| false),
-        Command::Ber(Ber::Turbo(a)) => turbo::ber(a),
-        Command::Bench(Bench::Turbo(a)) => turbo::bench(a).map(|()| false),
-        Command::Info => info::info().map(|()| false),
-    };
-    match result {
+    let matches = command().get_matches();
+    match dispatch(&matches) {
         Ok(false) => ExitCode::SUCCESS,
         Ok(true) => ExitCode::from(INTERRUPTED),
         Err(e) => {
@@ -125,5 +143,18 @@ fn buffers_in_shared_memory() {
     if free >= SHARED_MEMORY_MIN_FREE && writable {
         // SAFETY: called first thing in main, before any other thread exists.
         unsafe { std::env::set_var("TMPDIR", SHARED_MEMORY) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_well_formed_and_lists_every_family() {
+        command().debug_assert();
+        for f in crate::flowgraph::family::families() {
+            assert!(FAMILIES.iter().any(|c| std::ptr::eq(c.family, f)), "family {} has no command line", f.name);
+        }
     }
 }

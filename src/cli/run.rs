@@ -46,6 +46,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<bool> {
     }
     let built = crate::flowgraph::build(&file, &BuildOptions { backend: a.backend, profile: a.profile })?;
     println!("flowgraph: {}{}", file.label, file.description.as_ref().map(|d| format!(" ({d})")).unwrap_or_default());
+    for (name, code) in &built.codes {
+        println!("code '{name}': {} {}", code.family(), code.describe());
+    }
     for d in &built.decoders {
         println!("decoder '{}': backend {d}; {}", d.block, d.describe);
     }

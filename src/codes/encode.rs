@@ -28,3 +28,23 @@ pub trait Encoder: Send {
     /// the R of Eb/N0 = Es/N0 / R.
     fn rate(&self) -> f64;
 }
+
+/// A boxed encoder is one: links and blocks hold whichever a family's
+/// settings chose.
+impl<E: Encoder + ?Sized> Encoder for Box<E> {
+    fn encode(&mut self, bits: &[u8], out: &mut Vec<u8>) -> CodeResult<()> {
+        (**self).encode(bits, out)
+    }
+
+    fn encode_into(&mut self, bits: &[u8], out: &mut [u8]) -> CodeResult<Option<(usize, usize)>> {
+        (**self).encode_into(bits, out)
+    }
+
+    fn at_boundary(&self) -> bool {
+        (**self).at_boundary()
+    }
+
+    fn rate(&self) -> f64 {
+        (**self).rate()
+    }
+}

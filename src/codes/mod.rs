@@ -18,6 +18,7 @@ pub mod llr;
 pub mod octal;
 pub mod packed;
 pub mod polar;
+pub mod settings;
 pub mod sim;
 pub mod simd;
 pub mod threads;

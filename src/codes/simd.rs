@@ -45,6 +45,19 @@ impl SimdLevel {
         Self::supported().last().copied().unwrap_or(SimdLevel::Scalar)
     }
 
+    /// The vector levels this CPU runs, for a test that compares each with
+    /// the scalar code; where there is none, it says on stderr (where a test
+    /// harness shows it) that `test` compared nothing, rather than pass as
+    /// if it had.
+    pub fn to_compare(test: &str) -> Vec<SimdLevel> {
+        let levels: Vec<SimdLevel> = Self::supported().into_iter().filter(|&l| l != SimdLevel::Scalar).collect();
+        if levels.is_empty() {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "SKIPPED {test}: this CPU runs no SIMD level beyond scalar, so nothing was compared");
+        }
+        levels
+    }
+
     /// Parse `scalar`, `avx2` or `avx512`.
     pub fn parse(s: &str) -> CodeResult<Self> {
         Self::ALL

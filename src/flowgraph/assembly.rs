@@ -1,6 +1,9 @@
 //! The flowgraph being assembled from checked blocks, and what the caller
 //! gets back to watch it run.
 
+use super::family::Code;
+use super::file::list;
+use super::params::Args;
 use crate::blocks::{BerCounters, BlockLoad, Counted, DecoderStats, FirstError, Profiled, ThroughputMeter};
 use crate::gpu::{Backend, Choice};
 use futuresdr::runtime::__private::KernelInterface;
@@ -70,6 +73,8 @@ pub struct Built {
     pub decoders: Vec<DecoderNote>,
     /// Every block's load, sources first, when it was built to be profiled.
     pub loads: Vec<LoadNote>,
+    /// The file's codes, resolved, by name.
+    pub codes: Vec<(String, Arc<dyn Code>)>,
 }
 
 /// The state of a build: the flowgraph so far and the handles collected.
@@ -86,10 +91,12 @@ pub(crate) struct Assembly {
     /// Whether every block is timed ([`Profiled`]).
     profile: bool,
     pub loads: Vec<LoadNote>,
+    /// The file's codes, resolved, by name.
+    codes: Vec<(String, Arc<dyn Code>)>,
 }
 
 impl Assembly {
-    pub fn new(backend: Option<Backend>, profile: bool) -> Self {
+    pub fn new(backend: Option<Backend>, profile: bool, codes: Vec<(String, Arc<dyn Code>)>) -> Self {
         Self {
             fg: Flowgraph::new(),
             errors: FirstError::default(),
@@ -100,7 +107,37 @@ impl Assembly {
             decoders: Vec::new(),
             profile,
             loads: Vec::new(),
+            codes,
         }
+    }
+
+    /// The code the block of `a` works on: the one its `code` field names,
+    /// else the file's only code (of `family`, when given); `None` when the
+    /// block names none and the file has none, for kinds that can do without.
+    pub fn code_opt(&self, a: &Args, family: Option<&str>) -> anyhow::Result<Option<Arc<dyn Code>>> {
+        let fits = |c: &dyn Code| family.is_none_or(|f| c.family() == f);
+        if let Some(name) = a.text_opt("code")? {
+            let Some((_, code)) = self.codes.iter().find(|(n, _)| n == name) else {
+                let known = if self.codes.is_empty() { "the file has no [codes.NAME] table".to_string() } else { format!("its codes: {}", list(self.codes.iter().map(|(n, _)| n))) };
+                return Err(a.invalid("code", format!("no code '{name}' ({known})")));
+            };
+            if !fits(code.as_ref()) {
+                return Err(a.invalid("code", format!("'{name}' is a {} code; this block takes a {} code", code.family(), family.unwrap_or("?"))));
+            }
+            return Ok(Some(code.clone()));
+        }
+        let candidates: Vec<&(String, Arc<dyn Code>)> = self.codes.iter().filter(|(_, c)| fits(c.as_ref())).collect();
+        match candidates[..] {
+            [] => Ok(None),
+            [(_, code)] => Ok(Some(code.clone())),
+            _ => Err(a.missing("code", &format!("the file has several codes it could mean: {}", list(candidates.iter().map(|(n, _)| n))))),
+        }
+    }
+
+    /// [`Self::code_opt`] for kinds that need a code of `family`.
+    pub fn code(&self, a: &Args, family: &str) -> anyhow::Result<Arc<dyn Code>> {
+        self.code_opt(a, Some(family))?
+            .ok_or_else(|| a.missing("code", &format!("the file has no {family} code: add a [codes.NAME] table with family = \"{family}\"")))
     }
 
     /// Add `block` under the name of the block being built, so that FutureSDR
@@ -146,6 +183,7 @@ impl Assembly {
             probes: self.probes,
             decoders: self.decoders,
             loads: self.loads,
+            codes: self.codes,
         }
     }
 }

@@ -1,14 +1,17 @@
-//! From a [`FlowgraphFile`] to a FutureSDR flowgraph: every block and every
+//! From a [`FlowgraphFile`] to a FutureSDR flowgraph: every code, block and
 //! connection is checked before anything is built, and each complaint names
-//! the file, the block and the field (or port).
+//! the file, the code or block, and the field (or port).
 
 use super::assembly::{Assembly, Built, Node};
-use super::file::{BlockEntry, FlowgraphFile, list};
-use super::params::{Args, Literal, Need, Value, check};
+use super::family::{Code, family, families};
+use super::file::{BlockEntry, CodeEntry, FlowgraphFile, list};
+use super::params::{Args, Literal, Need, ParamType, Value, check};
+use crate::codes::settings::FieldType;
 use super::registry::{Kind, Ports, StreamType, kind, kinds};
 use crate::gpu::Backend;
 use anyhow::bail;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 /// Choices the caller makes for the whole flowgraph.
 #[derive(Debug, Clone, Copy, Default)]
@@ -35,9 +38,10 @@ struct Edge {
 
 /// Build the flowgraph `file` describes.
 pub fn build(file: &FlowgraphFile, options: &BuildOptions) -> anyhow::Result<Built> {
+    let codes = file.codes.iter().map(|c| resolve_code(file, c)).collect::<anyhow::Result<Vec<_>>>()?;
     let checked = file.blocks.iter().map(|b| check_block(file, b)).collect::<anyhow::Result<Vec<_>>>()?;
     let edges = plan_edges(file, &checked)?;
-    let mut asm = Assembly::new(options.backend, options.profile);
+    let mut asm = Assembly::new(options.backend, options.profile, codes);
     let mut ids = vec![None; checked.len()];
     for i in sinks_first(file, &checked, &edges)? {
         asm.name = checked[i].entry.name.clone();
@@ -66,6 +70,46 @@ fn feeder(mut output: (usize, &'static str), edges: &[Edge], ids: &[Node]) -> (u
         output = edges.iter().find(|e| e.to.0 == output.0).expect("a wire's input is connected").from;
     }
     output
+}
+
+/// Resolve one `[codes.NAME]` table by its family's settings: every field
+/// known to the family and of its type, then the family's own rules.
+fn resolve_code(file: &FlowgraphFile, entry: &CodeEntry) -> anyhow::Result<(String, Arc<dyn Code>)> {
+    let label = &file.label;
+    let Some(fam) = family(&entry.family) else {
+        bail!("{label}: code '{}': unknown family '{}' (families: {})", entry.name, entry.family, list(families().map(|f| f.name)));
+    };
+    let place = format!("{label}: code '{}' ({})", entry.name, fam.name);
+    let origin = |field: &str, var: Option<&str>| match var {
+        Some(v) => format!(" (from ${v})"),
+        None if entry.overridden.contains(field) => " (set by --set)".to_string(),
+        None => String::new(),
+    };
+    let mut values = serde_json::Map::new();
+    let mut vars: HashMap<&str, &str> = HashMap::new();
+    for (name, raw) in &entry.fields {
+        let Some(field) = fam.fields.iter().find(|f| f.name == name) else {
+            bail!("{place}: unknown field '{name}'{} (its settings: {})", origin(name, None), list(fam.fields.iter().map(|f| f.name)));
+        };
+        let (raw, var) = resolve(file, raw).map_err(|e| anyhow::anyhow!("{place}: field '{name}': {e}"))?;
+        if let Some(v) = var {
+            vars.insert(field.name, v);
+        }
+        let value = check(param_type(field.ty), raw).map_err(|e| anyhow::anyhow!("{place}: field '{name}'{}: {e}", origin(name, var)))?;
+        values.insert(name.clone(), value.to_json());
+    }
+    let code = (fam.resolve)(values).map_err(|e| anyhow::anyhow!("{place}: field '{}'{}: {}", e.field, origin(e.field, vars.get(e.field).copied()), e.problem))?;
+    Ok((entry.name.clone(), code))
+}
+
+/// The parameter type that checks a settings field's values.
+fn param_type(ty: FieldType) -> ParamType {
+    match ty {
+        FieldType::Count => ParamType::Count,
+        FieldType::Real => ParamType::Real,
+        FieldType::Text => ParamType::Text,
+        FieldType::Choice(options) => ParamType::Choice(options),
+    }
 }
 
 fn check_block<'a>(file: &FlowgraphFile, entry: &'a BlockEntry) -> anyhow::Result<Checked<'a>> {

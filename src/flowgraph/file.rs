@@ -1,5 +1,5 @@
-//! A flowgraph file as read: its blocks with their raw fields, its variables
-//! and its connections, plus the `--set` overrides applied on top.
+//! A flowgraph file as read: its codes and blocks with their raw fields, its
+//! variables and its connections, plus the `--set` overrides applied on top.
 
 use anyhow::{Context, bail};
 use std::collections::BTreeSet;
@@ -18,6 +18,20 @@ pub struct BlockEntry {
     pub(crate) overridden: BTreeSet<String>,
 }
 
+/// One `[codes.NAME]` table: a code of a family, named once for every block
+/// of the chain that encodes, punctures, cuts or decodes it.
+#[derive(Debug, Clone)]
+pub struct CodeEntry {
+    /// The code's name (the table key).
+    pub name: String,
+    /// Its `family`.
+    pub family: String,
+    /// Its settings, as written (variables not yet substituted).
+    pub fields: toml::Table,
+    /// Fields whose value came from `--set`.
+    pub(crate) overridden: BTreeSet<String>,
+}
+
 /// A parsed flowgraph file.
 #[derive(Debug, Clone)]
 pub struct FlowgraphFile {
@@ -27,17 +41,19 @@ pub struct FlowgraphFile {
     pub description: Option<String>,
     /// The `[vars]` table.
     pub vars: toml::Table,
+    /// The codes, in name order.
+    pub codes: Vec<CodeEntry>,
     /// The blocks, in name order.
     pub blocks: Vec<BlockEntry>,
     /// The `connections` chains, in file order.
     pub connections: Vec<String>,
 }
 
-/// One `--set TARGET.FIELD=VALUE`: a block parameter, or a variable when
-/// TARGET is `vars`.
+/// One `--set TARGET.FIELD=VALUE`: a block parameter, a code's setting, or
+/// a variable when TARGET is `vars`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Override {
-    /// Block name, or `vars`.
+    /// Block or code name, or `vars`.
     pub target: String,
     /// Parameter or variable name.
     pub field: String,
@@ -112,7 +128,12 @@ impl FlowgraphFile {
                 .collect::<anyhow::Result<_>>()?,
             Some(_) => bail!("{label}: 'connections' must be an array of strings such as \"a > b > c\""),
         };
-        let blocks = match top.remove("blocks") {
+        let codes = match top.remove("codes") {
+            None => Vec::new(),
+            Some(toml::Value::Table(t)) => t.into_iter().map(|(name, v)| code_entry(label, name, v)).collect::<anyhow::Result<_>>()?,
+            Some(_) => bail!("{label}: 'codes' must hold one table per code ([codes.NAME])"),
+        };
+        let blocks: Vec<BlockEntry> = match top.remove("blocks") {
             None => bail!("{label}: no [blocks.NAME] tables: a flowgraph needs blocks"),
             Some(toml::Value::Table(t)) => t
                 .into_iter()
@@ -121,13 +142,17 @@ impl FlowgraphFile {
             Some(_) => bail!("{label}: 'blocks' must hold one table per block ([blocks.NAME])"),
         };
         if let Some(key) = top.keys().next() {
-            bail!("{label}: unknown top-level key '{key}' (expected description, vars, blocks, connections)");
+            bail!("{label}: unknown top-level key '{key}' (expected description, vars, codes, blocks, connections)");
         }
-        Ok(Self { label: label.to_string(), description, vars, blocks, connections })
+        if let Some(c) = codes.iter().find(|c: &&CodeEntry| blocks.iter().any(|b: &BlockEntry| b.name == c.name)) {
+            bail!("{label}: '{}' names both a code and a block: give each its own name", c.name);
+        }
+        Ok(Self { label: label.to_string(), description, vars, codes, blocks, connections })
     }
 
-    /// Apply one `--set`: the block (or variable) must exist; whether the
-    /// block kind has the parameter is checked when the flowgraph is built.
+    /// Apply one `--set`: the block, code (or variable) must exist; whether
+    /// the block kind or the code's family has the field is checked when the
+    /// flowgraph is built.
     pub fn apply(&mut self, o: &Override) -> anyhow::Result<()> {
         let (target, field) = (&o.target, &o.field);
         if target == "vars" {
@@ -140,9 +165,16 @@ impl FlowgraphFile {
             self.vars.insert(field.clone(), o.value.clone());
             return Ok(());
         }
+        if let Some(code) = self.codes.iter_mut().find(|c| &c.name == target) {
+            anyhow::ensure!(field != "family", "--set {target}.family: a code's family cannot be overridden");
+            code.fields.insert(field.clone(), o.value.clone());
+            code.overridden.insert(field.clone());
+            return Ok(());
+        }
         let names = list(self.blocks.iter().map(|b| &b.name));
+        let codes = if self.codes.is_empty() { String::new() } else { format!("; its codes: {}", list(self.codes.iter().map(|c| &c.name))) };
         let block = self.blocks.iter_mut().find(|b| &b.name == target).ok_or_else(|| {
-            anyhow::anyhow!("--set {target}.{field}: {} has no block '{target}' (its blocks: {names})", self.label)
+            anyhow::anyhow!("--set {target}.{field}: {} has no block or code '{target}' (its blocks: {names}{codes})", self.label)
         })?;
         anyhow::ensure!(field != "type", "--set {target}.type: a block's type cannot be overridden");
         block.fields.insert(field.clone(), o.value.clone());
@@ -161,6 +193,18 @@ fn block_entry(label: &str, name: String, value: toml::Value) -> anyhow::Result<
         None => bail!("{label}: block '{name}': field 'type' is missing (it names the block kind)"),
     };
     Ok(BlockEntry { name, kind, fields, overridden: BTreeSet::new() })
+}
+
+fn code_entry(label: &str, name: String, value: toml::Value) -> anyhow::Result<CodeEntry> {
+    let toml::Value::Table(mut fields) = value else {
+        bail!("{label}: code '{name}' must be a table ([codes.{name}])");
+    };
+    let family = match fields.remove("family") {
+        Some(toml::Value::String(f)) => f,
+        Some(_) => bail!("{label}: code '{name}': field 'family' must be a string naming the code family"),
+        None => bail!("{label}: code '{name}': field 'family' is missing (it names the code family, e.g. \"conv\")"),
+    };
+    Ok(CodeEntry { name, family, fields, overridden: BTreeSet::new() })
 }
 
 /// `:LINE:COL` of byte `offset` in `text`.

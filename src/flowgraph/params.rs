@@ -95,6 +95,18 @@ pub(crate) enum Value {
     Flag(bool),
 }
 
+impl Value {
+    /// The value as JSON, as a family's settings take it.
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        match self {
+            Value::Count(c) => (*c).into(),
+            Value::Real(x) => (*x).into(),
+            Value::Text(s) => s.clone().into(),
+            Value::Flag(b) => (*b).into(),
+        }
+    }
+}
+
 /// Check `value` against `ty`; the error says what was expected and found.
 pub(crate) fn check(ty: ParamType, value: &toml::Value) -> Result<Value, String> {
     let found = || format!("expected {ty}, found {}", describe(value));

@@ -55,7 +55,7 @@ pub fn run_on(
     cancel: &AtomicBool,
     mut on_tick: impl FnMut(&Progress),
 ) -> anyhow::Result<Summary> {
-    let Built { flowgraph, errors, ber_sinks, probes, decoders, loads } = built;
+    let Built { flowgraph, errors, ber_sinks, probes, decoders, loads, codes: _ } = built;
     let progress = |started: Instant| Progress {
         elapsed: started.elapsed(),
         ber: ber_sinks.first().map(|(_, c)| c.counts()),

@@ -66,6 +66,25 @@ impl EndToEnd {
         let (gpu, host) = (self.h2d_ms + self.kernel_ms + self.d2h_ms, self.stage_ms + self.unpack_ms);
         (100.0 * (gpu + host - self.wall_ms) / gpu.min(host)).clamp(0.0, 100.0)
     }
+
+    /// The time split of one batch as table cells: H2D, kernel, D2H,
+    /// staging, unpacking and wall milliseconds, and the overlap
+    /// ([`Self::SPLIT_HEADER`] names them).
+    pub fn split_cells(&self) -> String {
+        format!(
+            "{:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.0}%",
+            self.h2d_ms,
+            self.kernel_ms,
+            self.d2h_ms,
+            self.stage_ms,
+            self.unpack_ms,
+            self.wall_ms,
+            self.overlap_percent()
+        )
+    }
+
+    /// The heads of [`Self::split_cells`].
+    pub const SPLIT_HEADER: &str = "H2D ms | kernel ms | D2H ms | stage ms | unpack ms | wall ms/batch | overlap";
 }
 
 /// Decode `batches` full batches through `dec`, taken round robin from the

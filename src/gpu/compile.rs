@@ -137,7 +137,7 @@ pub(crate) fn kernels(ctx: &Arc<CudaContext>, file: &str, entries: &[&str], defi
 mod tests {
     #[test]
     fn includes_of_embedded_headers_are_expanded() {
-        let s = super::expand("viterbi.cu").unwrap();
+        let s = super::expand("conv.cu").unwrap();
         assert!(!s.contains("#include \"common.cuh\""));
         assert!(s.contains("typedef signed char i8;"));
     }

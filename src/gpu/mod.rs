@@ -7,7 +7,7 @@
 //! with the reason), [`PipelineOptions`] and the pipeline with its per-slot
 //! buffers, the process's host thread pool, run-time compilation with a disk
 //! cache, and the benchmarks of [`mod@bench`]. What a family adds: its launcher
-//! module (`viterbi`, `turbo`).
+//! module (`conv`, `turbo`).
 
 mod backend;
 pub mod bench;
@@ -23,7 +23,7 @@ mod sources;
 mod staging;
 mod stream_copy;
 mod turbo;
-mod viterbi;
+mod conv;
 
 pub use backend::{Backend, BackendOptions, Choice, select};
 pub use compile::nvrtc_available;
@@ -33,8 +33,8 @@ pub use host_pool::{MAX_HOST_THREADS, default_host_threads};
 pub use pipeline::{BatchSplit, DEFAULT_SLOTS, MAX_BATCH_BYTES, MAX_SLOTS, PipelineOptions};
 pub use selftest::pipeline_selftest;
 pub use sources::{SOURCES, source};
-pub use turbo::{Dematching, GpuTurbo, GpuTurboOptions, MAX_RATE_MATCHINGS, compile_turbo_kernel, transport_decoder, turbo_decoder};
-pub use viterbi::{
+pub use turbo::{GpuTurbo, GpuTurboOptions, MAX_RATE_MATCHINGS, TurboTuning, bench_turbo, compile_turbo_kernel, turbo_decoder};
+pub use conv::{
     BENCH_EBN0_DB, DEFAULT_MIN_BLOCKS_GLOBAL_I8, GpuBenchOptions, GpuViterbi, SurvivorMemory, ViterbiTuning, bench_viterbi,
     compile_viterbi_kernel, viterbi_decoder,
 };

@@ -124,14 +124,26 @@ fn a_sink_that_is_never_started_leaves_the_file_as_it_was() {
 }
 
 #[test]
-fn a_device_is_written_as_it_is() {
-    // /dev/null cannot be truncated; the sink writes to it all the same.
+fn a_fifo_is_written_as_it_is_every_byte() {
+    // A FIFO (as a device) cannot be truncated; the sink writes to it all the
+    // same, and a reader at the other end gets every byte.
+    let path = temp("fifo", b"").with_extension("pipe");
+    let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path; mkfifo only reads it.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0, "mkfifo {}", path.display());
+    let reading = path.clone();
+    let reader = std::thread::spawn(move || std::fs::read(reading).unwrap());
     let errors = FirstError::default();
     let mut fg = Flowgraph::new();
-    let snk = fg.add(FileSink::<u8>::new("/dev/null", FileFormat::Packed).unwrap().report_to(&errors));
+    let snk = fg.add(FileSink::<u8>::new(&path, FileFormat::Packed).unwrap().report_to(&errors));
     let src = fg.add(VectorSource::<u8>::new(vec![1u8; 100_001]));
     fg.stream_dyn(src, "output", snk, "input").unwrap();
     runtime().run(fg).map_err(|e| errors.message().unwrap_or(e.to_string())).unwrap();
+    let got = reader.join().unwrap();
+    std::fs::remove_file(&path).unwrap();
+    // 100 001 one-bits, eight to a byte, the last byte's 7 spare bits zero.
+    assert_eq!(got.len(), 12_501);
+    assert!(got[..12_500].iter().all(|&b| b == 0xFF) && got[12_500] == 0x80, "{:?}", &got[12_495..]);
 }
 
 #[test]

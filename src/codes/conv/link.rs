@@ -4,7 +4,7 @@
 //! benchmarks' noisy inputs share it.
 
 use crate::codes::channel::{BpskAwgn, Quantizer, noise_variance};
-use crate::codes::conv::{ConvEncoder, Depuncturer, EncoderMode, PuncturePattern, Punctured, Tiler, Trellis, ViterbiMode};
+use crate::codes::conv::{ConvChain, ConvEncoder, Depuncturer, EncoderMode, PuncturePattern, Punctured, Tiler, Trellis, ViterbiMode};
 use crate::codes::decode::{Batch, BatchDecoder, Decoded};
 use crate::codes::encode::Encoder;
 use crate::codes::error::{CodeResult, invalid};
@@ -87,6 +87,10 @@ impl ConvSetup {
 /// GPU) of depunctured units.
 pub struct ConvLink<T: Llr> {
     setup: ConvSetup,
+    /// The decoder takes tiles as sent and puts the erasures back itself.
+    on_load: bool,
+    /// LLRs per unit the decoder takes.
+    unit: usize,
     decoder: Box<dyn BatchDecoder<T>>,
     point: Option<PointState<T>>,
 }
@@ -94,7 +98,8 @@ pub struct ConvLink<T: Llr> {
 /// The streams and buffers of the point being run.
 struct PointState<T: Llr> {
     tx: Transmitter<Punctured<ConvEncoder>, BpskAwgn<T>>,
-    depuncturer: Depuncturer,
+    /// Puts the erasures back before the tiler, unless the decoder does.
+    depuncturer: Option<Depuncturer>,
     tiler: Option<Tiler<T>>,
     /// Bits sent and not yet matched by decoded ones (the tiler holds some back).
     reference: Vec<u8>,
@@ -105,18 +110,29 @@ struct PointState<T: Llr> {
 }
 
 impl<T: Llr> ConvLink<T> {
-    /// The link of `setup`, decoded by `decoder` (which must take the setup's units).
+    /// The link of `setup`, decoded by `decoder` (which must take the setup's
+    /// depunctured units).
     pub fn new(setup: ConvSetup, decoder: Box<dyn BatchDecoder<T>>) -> CodeResult<Self> {
+        Self::build(setup, false, decoder)
+    }
+
+    /// The link of `chain`, decoded by `decoder` (which must take the
+    /// chain's units: as sent when the chain's decoder depunctures).
+    pub fn of(chain: &ConvChain, decoder: Box<dyn BatchDecoder<T>>) -> CodeResult<Self> {
+        Self::build(chain.setup().clone(), chain.decoder_depunctures(), decoder)
+    }
+
+    fn build(setup: ConvSetup, on_load: bool, decoder: Box<dyn BatchDecoder<T>>) -> CodeResult<Self> {
         setup.validate()?;
+        let unit = match (setup.mode, on_load) {
+            (ViterbiMode::Tiled(t), true) => Tiler::<T>::punctured(t, setup.puncture.clone())?.unit_len(),
+            _ => setup.unit_llrs(),
+        };
         let takes = decoder.shapes()[0];
-        if !takes.accepts(setup.unit_llrs()) {
-            return Err(invalid!(
-                "the decoder takes units of {} LLRs, the link cuts units of {}: give both the same geometry",
-                takes.items,
-                setup.unit_llrs()
-            ));
+        if !takes.accepts(unit) {
+            return Err(invalid!("the decoder takes units of {} LLRs, the link cuts units of {unit}: give both the same geometry", takes.items));
         }
-        Ok(Self { setup, decoder, point: None })
+        Ok(Self { setup, on_load, unit, decoder, point: None })
     }
 }
 
@@ -125,8 +141,9 @@ impl<T: Llr> Link for ConvLink<T> {
         let s = &self.setup;
         self.point = Some(PointState {
             tx: s.transmitter(ebn0_db, seed)?,
-            depuncturer: Depuncturer::new(s.puncture.clone()),
+            depuncturer: (!self.on_load).then(|| Depuncturer::new(s.puncture.clone())),
             tiler: match s.mode {
+                ViterbiMode::Tiled(t) if self.on_load => Some(Tiler::punctured(t, s.puncture.clone())?),
                 ViterbiMode::Tiled(t) => Some(Tiler::new(t, s.trellis.n())),
                 ViterbiMode::Frame(_) => None,
             },
@@ -157,22 +174,30 @@ impl<T: Llr> Link for ConvLink<T> {
         st.received.clear();
         // The bits go straight behind those still awaiting their decoded twins.
         st.tx.send(want, &mut st.reference, &mut st.received)?;
-        st.depunctured.clear();
-        st.depuncturer.depuncture(&st.received, &mut st.depunctured);
+        let stream = match st.depuncturer.as_mut() {
+            Some(d) => {
+                st.depunctured.clear();
+                d.depuncture(&st.received, &mut st.depunctured);
+                if last {
+                    d.finish()?;
+                }
+                &st.depunctured
+            }
+            None => &st.received,
+        };
         let units = match st.tiler.as_mut() {
             Some(t) => {
                 st.units.clear();
-                t.push(&st.depunctured, &mut st.units);
+                t.push(stream, &mut st.units);
                 if last {
-                    st.depuncturer.finish()?;
                     t.finish(&mut st.units)?;
                 }
                 &st.units
             }
-            None => &st.depunctured,
+            None => stream,
         };
         st.decoded.clear();
-        self.decoder.decode(&Batch::uniform(units, self.setup.unit_llrs())?, &mut st.decoded)?;
+        self.decoder.decode(&Batch::uniform(units, self.unit)?, &mut st.decoded)?;
         tally.count_units(&st.decoded.reports);
         let m = st.decoded.bits.len().min(st.reference.len());
         tally.add(&st.decoded.bits[..m], &st.reference[..m]);

@@ -5,13 +5,15 @@ mod code;
 mod encoder;
 pub mod link;
 mod puncture;
+mod settings;
 pub mod tile_loss;
-pub mod viterbi;
+pub mod decoder;
 
 pub use code::{ConvCode, MAX_K, MAX_N, MIN_K, Trellis};
 pub use encoder::{ConvEncoder, EncoderMode};
 pub use link::{ConvLink, ConvSetup, NoisyLlrs};
 pub use puncture::{Depuncturer, MAX_PERIOD, PuncturePattern, Punctured, Puncturer};
-pub use viterbi::{
-    CpuViterbi, DEFAULT_GROUP, DepuncturedUnits, default_tile, FrameConfig, TileConfig, TileField, Tiler, Traceback, ViterbiLlr, ViterbiMode,
+pub use settings::{ConvChain, ConvSettings, DEFAULT_FRAME, Depuncturing, Mode};
+pub use decoder::{
+    CpuViterbi, DEFAULT_GROUP, DepuncturedUnits, FrameConfig, MAX_FRAME_BITS, TileConfig, TileField, Tiler, Traceback, ViterbiLlr, ViterbiMode, default_tile,
 };

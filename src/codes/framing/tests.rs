@@ -2,7 +2,6 @@
 //! marks, the end of a stream, and learning from the decoder.
 
 use super::*;
-use crate::codes::conv::{TileConfig, Tiler, Traceback};
 
 /// Cut `items` with `cutter` in pieces of `chunk` (marks given at stream positions).
 fn cut_all<T: Copy + Send>(cutter: &mut dyn Cutter<T>, items: &[T], marks: &[(usize, Mark)], chunk: usize) -> CodeResult<Cut<T>> {
@@ -99,24 +98,3 @@ fn a_window_cutter_starts_each_window_where_the_decoder_found_the_last_one_ended
     assert!(WindowCutter::<u16>::new(0).is_err());
 }
 
-#[test]
-fn tiles_as_a_cutter_are_the_tilers_units_and_own_their_stages() {
-    let tile = TileConfig::new(16, 4, 6, Traceback::Serial).unwrap().with_group(3).unwrap();
-    let llrs: Vec<f32> = (0..2 * 1000).map(|i| i as f32).collect();
-    let mut want = Vec::new();
-    let mut plain = Tiler::new(tile, 2);
-    plain.push(&llrs, &mut want);
-    let valid = plain.finish(&mut want).unwrap();
-    for chunk in [1, 99, 2000] {
-        let out = cut_all(&mut Tiler::new(tile, 2), &llrs, &[], chunk).unwrap();
-        assert_eq!(out.items, want, "chunk {chunk}");
-        let unit_llrs = tile.unit_stages() * 2;
-        for (u, unit) in out.units.iter().enumerate() {
-            assert_eq!((unit.span.start, unit.span.len), (u * unit_llrs, unit_llrs));
-            // Unit u decodes stages u·48 .. (u+1)·48: LLRs 96u .. 96(u+1).
-            assert_eq!((unit.origin, unit.own), (96 * u as u64, Some(96)));
-        }
-        assert_eq!(out.units.last().unwrap().valid_bits, valid);
-        assert_eq!(out.units[..out.units.len() - 1].iter().filter(|u| u.valid_bits.is_some()).count(), 0);
-    }
-}

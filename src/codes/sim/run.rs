@@ -27,8 +27,9 @@ const MAX_CHUNK: u64 = 1 << 24;
 
 /// Simulate one point of `link` at `x`, bits and noise from `seed`, until
 /// `stop` says (or `cancel` is set: the point then ends with what it counted,
-/// marked [`Ended::Interrupted`]). `on_progress` is called about every
-/// `every` with the counts so far.
+/// marked [`Ended::Interrupted`]). `on_progress` is called after the first
+/// chunk (a log shows at once that the point runs) and then about every
+/// `every`, with the counts so far.
 pub fn run_point(
     link: &mut dyn Link,
     x: f64,
@@ -42,7 +43,7 @@ pub fn run_point(
     link.start(x, seed)?;
     let mut tally = Tally::new(x, link.frame_bits()).stopping(stop);
     let started = Instant::now();
-    let mut reported = started;
+    let mut reported: Option<Instant> = None;
     let mut chunk = FIRST_CHUNK;
     let mut sent = 0u64;
     while !tally.done() {
@@ -68,8 +69,8 @@ pub fn run_point(
             // Every bit was sent and flushed: whatever was counted is the point.
             break;
         }
-        if reported.elapsed() >= every {
-            reported = Instant::now();
+        if reported.is_none_or(|r| r.elapsed() >= every) {
+            reported = Some(Instant::now());
             on_progress(&Progress { point: *tally.point(), elapsed: started.elapsed(), eta: eta(tally.point(), stop, started.elapsed()) });
         }
     }

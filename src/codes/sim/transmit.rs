@@ -11,12 +11,19 @@ use crate::codes::error::CodeResult;
 /// # Example
 /// ```
 /// use gpufec::codes::channel::BpskAwgn;
-/// use gpufec::codes::conv::{ConvCode, ConvEncoder, EncoderMode, Trellis};
+/// use gpufec::codes::encode::Encoder;
 /// use gpufec::codes::sim::Transmitter;
-/// use std::sync::Arc;
-/// let t = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
-/// let enc = ConvEncoder::new(t, EncoderMode::Streaming).unwrap();
-/// let mut tx = Transmitter::new(1, enc, BpskAwgn::new(4.0, 0.5, 2).unwrap());
+/// /// Each bit sent twice.
+/// struct Twice;
+/// impl Encoder for Twice {
+///     fn encode(&mut self, bits: &[u8], out: &mut Vec<u8>) -> gpufec::codes::CodeResult<()> {
+///         out.extend(bits.iter().flat_map(|&b| [b, b]));
+///         Ok(())
+///     }
+///     fn at_boundary(&self) -> bool { true }
+///     fn rate(&self) -> f64 { 0.5 }
+/// }
+/// let mut tx = Transmitter::new(1, Twice, BpskAwgn::new(4.0, 0.5, 2).unwrap());
 /// let (mut info, mut llrs) = (Vec::new(), Vec::new());
 /// tx.send(100, &mut info, &mut llrs).unwrap();
 /// assert_eq!((info.len(), llrs.len()), (100, 200));

@@ -18,16 +18,18 @@ pub mod decoder;
 mod encoder;
 mod link;
 mod rsc;
+mod settings;
 mod transport;
 mod transport_decoder;
 
 pub use code::{Layout, TurboCode};
 pub use decoder::{CpuTurbo, DecoderConfig, EarlyStop, Guard, MaxStar};
 pub use encoder::{TurboEncoder, encode_block};
-pub use link::{TransportLink, TurboLink};
+pub use link::TurboLink;
 pub use transport::{KNOWN_ZERO_LLR, MAX_A, MAX_G, TransportBlock, TransportEncoder};
 pub use transport_decoder::TransportDecoder;
 pub use rsc::{MAX_MEMORY, MIN_MEMORY, Rsc, RscTrellis};
+pub use settings::{Dematching, Sent, StopWhen, TurboChain, TurboSettings};
 
 /// Seeded pseudo-random bits for the family's tests (xorshift64).
 #[cfg(test)]

@@ -3,9 +3,11 @@
 
 use super::super::assembly::{Assembly, Node};
 use super::super::params::{Args, Literal, Param, ParamType};
-use super::groups::{LLR, SEED, by_llr, llr_type};
+use super::groups::{CODE, LLR, SEED, by_llr, llr_type, same_llr_in_out};
 use super::{Kind, Ports, StreamType, io};
-use crate::blocks::{Pod, Awgn, BerSink, BerStop, BpskAwgn, BpskMapper, FileFormat, FileSink, FileSource, LlrDemapper, Quantize, RandomBits, Reporting, ThroughputProbe};
+use super::super::family::cutter;
+use crate::blocks::{Awgn, BerSink, BerStop, BpskAwgn, BpskMapper, FileFormat, FileSink, FileSource, Framer, LlrDemapper, Pod, Quantize, RandomBits, Reporting, ThroughputProbe};
+use crate::codes::framing::{BlockCutter, Cutter, MAX_UNIT_ITEMS};
 use crate::codes::channel::{Quantizer, Sample, noise_variance};
 use crate::codes::llr::Llr;
 use futuresdr::runtime::dev::CpuSample;
@@ -73,14 +75,14 @@ pub(super) const KINDS: &[Kind] = &[
     Kind {
         name: "Awgn",
         summary: "white Gaussian noise at an Eb/N0 per information bit (both axes of complex samples)",
-        groups: &[&[EBN0, EFFECTIVE_RATE, SEED], SAMPLES],
+        groups: &[&[EBN0, EFFECTIVE_RATE, CODE, SEED], SAMPLES],
         ports: |a| {
             let t = sample_type(a)?;
             Ok(io(Some(t), Some(t)))
         },
         add: |a, asm| {
             fn add<S: Sample>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
-                let block = Awgn::<S>::new(a.real("ebn0_db")?, a.real("rate")?, a.count("seed")?);
+                let block = Awgn::<S>::new(a.real("ebn0_db")?, effective_rate(a, asm)?, a.count("seed")?);
                 asm.add(a.about("ebn0_db", block)?)
             }
             by_sample(a, asm, add::<f32>, add::<Complex32>)
@@ -93,6 +95,7 @@ pub(super) const KINDS: &[Kind] = &[
             &[
                 EBN0,
                 EFFECTIVE_RATE,
+                CODE,
                 SEED,
                 Param::optional("scale", ParamType::Real, "i8 LLRs: quantizer scale; without it, the matched 16·σ² of ebn0_db and rate"),
             ],
@@ -101,7 +104,7 @@ pub(super) const KINDS: &[Kind] = &[
         ports: |a| Ok(io(Some(StreamType::U8), Some(llr_type(a)?))),
         add: |a, asm| {
             fn add<T: Llr + CpuSample>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
-                let (ebn0, rate) = (a.real("ebn0_db")?, a.real("rate")?);
+                let (ebn0, rate) = (a.real("ebn0_db")?, effective_rate(a, asm)?);
                 let variance = a.about("ebn0_db", noise_variance(ebn0, rate))?;
                 let quantizer = match a.real_opt("scale")? {
                     Some(_) if T::NAME == "f32" => return Err(a.invalid("scale", "only i8 LLRs are quantized; drop scale or set llr = \"i8\"")),
@@ -117,11 +120,11 @@ pub(super) const KINDS: &[Kind] = &[
     Kind {
         name: "LlrDemapper",
         summary: "LLRs 2y/σ² of received samples (their in-phase axis), σ² from Eb/N0 and rate",
-        groups: &[&[EBN0, EFFECTIVE_RATE], SAMPLES],
+        groups: &[&[EBN0, EFFECTIVE_RATE, CODE], SAMPLES],
         ports: |a| Ok(io(Some(sample_type(a)?), Some(StreamType::F32))),
         add: |a, asm| {
             fn add<S: Sample>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
-                let block = a.about("ebn0_db", LlrDemapper::<S>::new(a.real("ebn0_db")?, a.real("rate")?))?;
+                let block = a.about("ebn0_db", LlrDemapper::<S>::new(a.real("ebn0_db")?, effective_rate(a, asm)?))?;
                 asm.add(block.report_to(&asm.errors))
             }
             by_sample(a, asm, add::<f32>, add::<Complex32>)
@@ -133,17 +136,18 @@ pub(super) const KINDS: &[Kind] = &[
         groups: &[&[
             Param::optional("scale", ParamType::Real, "multiplier before rounding; without it, the matched 16·σ² of ebn0_db and rate"),
             Param::optional("ebn0_db", ParamType::Real, "Eb/N0 of the channel, dB, for the matched scale"),
-            Param::optional("rate", ParamType::Rate, "effective rate of the channel, for the matched scale"),
+            Param::optional("rate", ParamType::Rate, "effective rate of the channel, for the matched scale (default the code's)"),
+            CODE,
         ]],
         ports: |_| Ok(io(Some(StreamType::F32), Some(StreamType::I8))),
         add: |a, asm| {
-            let quantizer = match (a.real_opt("scale")?, a.real_opt("ebn0_db")?, a.real_opt("rate")?) {
-                (Some(s), None, None) => a.about("scale", Quantizer::new(s as f32))?,
-                (None, Some(ebn0), Some(rate)) => {
-                    let variance = a.about("ebn0_db", noise_variance(ebn0, rate))?;
+            let quantizer = match (a.real_opt("scale")?, a.real_opt("ebn0_db")?) {
+                (Some(s), None) if !a.has("rate") => a.about("scale", Quantizer::new(s as f32))?,
+                (None, Some(ebn0)) => {
+                    let variance = a.about("ebn0_db", noise_variance(ebn0, effective_rate(a, asm)?))?;
                     a.about("ebn0_db", Quantizer::matched(variance))?
                 }
-                (None, None, None) => return Err(a.missing("scale", "or give ebn0_db and rate for the matched scale 16·σ²")),
+                (None, None) => return Err(a.missing("scale", "or give ebn0_db (and rate, or the code) for the matched scale 16·σ²")),
                 _ => return Err(a.invalid("scale", "give either scale, or ebn0_db and rate (the matched scale 16·σ²)")),
             };
             asm.add(Quantize::new(quantizer).report_to(&asm.errors))
@@ -153,7 +157,8 @@ pub(super) const KINDS: &[Kind] = &[
         name: "BerSink",
         summary: "counts bit and frame errors of decoded against reference bits",
         groups: &[&[
-            Param::with_default("frame_bits", ParamType::Count, Literal::Count(256), "bits per counted frame (FER), at least 1"),
+            Param::optional("frame_bits", ParamType::Count, "bits per counted frame (FER), at least 1 (default the code's frame: a code block, a transport block, a tile's f; 256 without a code)"),
+            CODE,
             Param::optional("max_bits", ParamType::Count, "stop the run after this many compared bits (at least 1)"),
             Param::optional("max_errors", ParamType::Count, "stop the run at the end of the frame with this many bit errors (at least 1)"),
         ]],
@@ -163,12 +168,34 @@ pub(super) const KINDS: &[Kind] = &[
         add: |a, asm| {
             let stop = BerStop { max_bits: a.count_opt("max_bits")?, max_errors: a.count_opt("max_errors")? };
             stop.validate().map_err(|(field, why)| a.invalid(field, why))?;
-            let frame_bits = a.size("frame_bits")?;
+            let frame_bits = match (a.has("frame_bits"), asm.code_opt(a, None)?) {
+                (true, _) => a.size("frame_bits")?,
+                (false, Some(code)) => code.frame_bits(),
+                (false, None) => DEFAULT_FRAME_BITS,
+            };
             let sink = a.about("frame_bits", BerSink::new(frame_bits, stop))?.report_to(&asm.errors);
             let counters = sink.counters();
             let id = asm.add(sink)?;
             asm.ber_sinks.push((asm.name.clone(), counters));
             Ok(id)
+        },
+    },
+    Kind {
+        name: "Framer",
+        summary: "cuts an LLR stream into its code's decoder work units (Viterbi tiles, code blocks, transport blocks), or into blocks of block_llrs",
+        groups: &[LLR, &[CODE, Param::optional("block_llrs", ParamType::Count, "LLRs per unit, for fixed blocks without a code (at most 2^26)")]],
+        ports: same_llr_in_out,
+        add: |a, asm| {
+            fn add<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
+                let cutter: Box<dyn Cutter<T>> = match (a.has("block_llrs"), asm.code_opt(a, None)?) {
+                    (true, _) if a.has("code") => return Err(a.invalid("block_llrs", "give block_llrs or code, not both")),
+                    (true, _) => Box::new(a.about("block_llrs", BlockCutter::fixed(a.size_in("block_llrs", 1..=MAX_UNIT_ITEMS)?))?),
+                    (false, Some(code)) => a.about("code", cutter::<T>(code.as_ref()))?,
+                    (false, None) => return Err(a.missing("block_llrs", "or a code to cut the units of: the file has no [codes.NAME] table")),
+                };
+                asm.add(a.about("code", Framer::<T>::new(cutter))?.report_to(&asm.errors))
+            }
+            by_llr(a, asm, add::<i8>, add::<f32>)
         },
     },
     Kind {
@@ -240,11 +267,23 @@ fn add_sink<T: Pod + CpuSample>(a: &Args, asm: &mut Assembly, path: &str, format
 }
 
 const EBN0: Param = Param::required("ebn0_db", ParamType::Real, "Eb/N0 per information bit, dB");
-const EFFECTIVE_RATE: Param = Param::required(
+const EFFECTIVE_RATE: Param = Param::optional(
     "rate",
     ParamType::Rate,
-    "information bits over channel bits sent (puncturing and tails counted)",
+    "information bits over channel bits sent (puncturing and tails counted); default the code's",
 );
+
+/// A BER sink's frame without a code to take it from.
+const DEFAULT_FRAME_BITS: usize = 256;
+
+/// The channel's rate: its `rate` field, else its code's.
+fn effective_rate(a: &Args, asm: &Assembly) -> anyhow::Result<f64> {
+    match (a.real_opt("rate")?, asm.code_opt(a, None)?) {
+        (Some(r), _) => Ok(r),
+        (None, Some(code)) => Ok(code.rate()),
+        (None, None) => Err(a.missing("rate", "the file has no code to take it from: give the channel's rate, information bits over channel bits sent")),
+    }
+}
 const SAMPLES: &[Param] = &[Param::with_default(
     "samples",
     ParamType::Choice(&["f32", "cf32"]),

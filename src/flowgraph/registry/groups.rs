@@ -16,6 +16,9 @@ pub const MAX_BATCH_UNITS: usize = 1 << 24;
 /// Longest latency bound a decoder block accepts, ms.
 pub const MAX_LATENCY_MS: usize = 3_600_000;
 
+/// The code a block works on.
+pub(super) const CODE: Param = Param::optional("code", ParamType::Text, "the [codes.NAME] table of the code; may be left out when the file has one code (of the block's family)");
+
 /// The random seed.
 pub(super) const SEED: Param = Param::with_default("seed", ParamType::Count, Literal::Count(0), "random seed");
 

@@ -1,15 +1,17 @@
-//! The block kinds a flowgraph file may name: their parameters, their stream
-//! ports, and how each one is added to a FutureSDR flowgraph. One module per
-//! code family (`conv`), one for the blocks every chain shares (`common`), and
-//! the parameter groups several kinds take (`groups`: backend and GPU options,
-//! LLR type, decoder block options).
+//! The code families and the block kinds a flowgraph file may name: their
+//! parameters, their stream ports, and how each one is added to a FutureSDR
+//! flowgraph. One module per code family (its [`Family`]: settings, kinds,
+//! and its [`Code`](super::family::Code)), one for the blocks every chain
+//! shares (`common`), and the parameter groups several kinds take (`groups`:
+//! the code, backend and GPU options, LLR type, decoder block options).
 
 mod common;
-mod conv;
+pub(crate) mod conv;
 mod groups;
-mod turbo;
+pub(crate) mod turbo;
 
 use super::assembly::{Assembly, Node};
+use super::family::Family;
 use super::params::{Args, Param};
 
 /// The item type of a stream.
@@ -80,12 +82,12 @@ impl Kind {
     }
 }
 
-/// The kinds of every family.
-const FAMILIES: &[&[Kind]] = &[common::KINDS, conv::KINDS, turbo::KINDS];
+/// Every code family, one line each.
+pub(super) const FAMILIES: &[&Family] = &[&conv::FAMILY, &turbo::FAMILY];
 
-/// Every block kind a file may name.
+/// Every block kind a file may name: the shared ones, then each family's.
 pub fn kinds() -> impl Iterator<Item = &'static Kind> {
-    FAMILIES.iter().flat_map(|f| f.iter())
+    common::KINDS.iter().chain(FAMILIES.iter().flat_map(|f| f.kinds.iter()))
 }
 
 /// The kind named `name`.

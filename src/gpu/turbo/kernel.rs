@@ -49,6 +49,74 @@ pub(super) mod aux {
     pub const LAYOUTS: usize = 6;
 }
 
+/// The turbo kernels' own tuning, beside the [`PipelineOptions`](crate::gpu::PipelineOptions)
+/// every GPU decoder shares: variants of the fused kernel that were measured
+/// against each other (BENCHMARKS.md, "GPU turbo"); the defaults are the
+/// fastest measured. Each can be overridden for a whole process by an
+/// environment variable, to compare variants on one machine without a
+/// rebuild ([`Self::with_env_overrides`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TurboTuning {
+    /// The fused kernel keeps its stage rows (both decoders' parity LLRs) in
+    /// a global scratch buffer rather than in shared memory
+    /// (`GPUFEC_TURBO_ROWS=global|shared`; default shared).
+    pub rows_global: bool,
+    /// The fused kernel keeps its α checkpoints (each written once per
+    /// segment in the forward pass, read once in the backward pass) in a
+    /// global scratch buffer (`GPUFEC_TURBO_CK=global|shared`). Global by
+    /// default: the shared memory it frees gives a fourth CTA per SM at K =
+    /// 6144, P = 96 (6.80 against 5.92 Gb/s kernel-only on the H200).
+    pub checkpoints_global: bool,
+    /// Stages between α checkpoints, 1..=32 (`GPUFEC_TURBO_SEG=n`): the
+    /// trade of registers (S · SEG of recomputed α) against checkpoints.
+    /// `None`: 32/S; at S = 8, 4 stages (127 registers) ran at 7.85 Gb/s
+    /// kernel-only against 6.80 with 8 (168 registers) on the H200.
+    pub checkpoint_stages: Option<usize>,
+    /// The fused kernel converts i8 LLRs to float by integer arithmetic
+    /// rather than the conversion unit (`GPUFEC_TURBO_CVT=magic|i2f`;
+    /// default i2f, measured faster on the H200: 3.64 against 3.30 Gb/s).
+    pub convert_by_integers: bool,
+    /// Run the per-half-iteration kernels even where a CTA can hold a code
+    /// block (`GPUFEC_TURBO_SPLIT=1`), to compare them with the fused kernel.
+    pub force_split: bool,
+}
+
+impl Default for TurboTuning {
+    fn default() -> Self {
+        Self { rows_global: false, checkpoints_global: true, checkpoint_stages: None, convert_by_integers: false, force_split: false }
+    }
+}
+
+impl TurboTuning {
+    /// This tuning with each `GPUFEC_TURBO_*` variable that is set taking
+    /// the place of its field; a value it does not know is an error.
+    pub fn with_env_overrides(self) -> anyhow::Result<Self> {
+        let var = |name: &str| std::env::var(name).ok();
+        let choice = |name: &str, yes: &str, no: &str, current: bool| -> anyhow::Result<bool> {
+            match var(name).as_deref() {
+                None => Ok(current),
+                Some(v) if v == yes => Ok(true),
+                Some(v) if v == no => Ok(false),
+                Some(other) => anyhow::bail!("{name}={other}: give {yes} or {no}"),
+            }
+        };
+        let checkpoint_stages = match var("GPUFEC_TURBO_SEG") {
+            None => self.checkpoint_stages,
+            Some(v) => match v.parse::<usize>() {
+                Ok(n) if (1..=32).contains(&n) => Some(n),
+                _ => anyhow::bail!("GPUFEC_TURBO_SEG={v}: give 1..=32 stages"),
+            },
+        };
+        Ok(Self {
+            rows_global: choice("GPUFEC_TURBO_ROWS", "global", "shared", self.rows_global)?,
+            checkpoints_global: choice("GPUFEC_TURBO_CK", "global", "shared", self.checkpoints_global)?,
+            checkpoint_stages,
+            convert_by_integers: choice("GPUFEC_TURBO_CVT", "magic", "i2f", self.convert_by_integers)?,
+            force_split: choice("GPUFEC_TURBO_SPLIT", "1", "0", self.force_split)?,
+        })
+    }
+}
+
 /// What the kernels' sizes and launches follow from.
 #[derive(Debug, Clone)]
 pub(super) struct Geometry {
@@ -67,62 +135,29 @@ pub(super) struct Geometry {
     /// Threads of a fused CTA: one per sub-block, in whole warps.
     pub fnt: usize,
     /// Stages between the fused kernel's α checkpoints (`SEG` stages of α
-    /// are recomputed into registers, so S · SEG registers); see
-    /// [`Geometry::new`] for GPUFEC_TURBO_SEG.
+    /// are recomputed into registers, so S · SEG registers).
     pub seg: usize,
     /// The fused kernel keeps its stage rows in a global scratch buffer
     /// ([`aux::SP`]) rather than in shared memory.
     pub rows_global: bool,
     /// The fused kernel keeps its α checkpoints in a global scratch buffer
-    /// ([`aux::LA`]) rather than in shared memory; see [`Geometry::new`]
-    /// for GPUFEC_TURBO_CK.
+    /// ([`aux::LA`]) rather than in shared memory.
     pub ck_global: bool,
     /// The fused kernel converts i8 LLRs to float by integer arithmetic
-    /// rather than the conversion unit (GPUFEC_TURBO_CVT=magic|i2f, default i2f).
+    /// rather than the conversion unit.
     pub cvt_magic: bool,
 }
 
 impl Geometry {
-    /// The geometry of `code` and `cfg`; GPUFEC_TURBO_ROWS=global|shared
-    /// says where the fused kernel keeps its stage rows (default shared),
-    /// GPUFEC_TURBO_SEG its checkpoint spacing and GPUFEC_TURBO_CVT how it
-    /// converts i8 LLRs, so that variants can be compared on one machine.
-    pub fn new(code: &TurboCode, cfg: &DecoderConfig) -> anyhow::Result<Self> {
-        let rows_global = match std::env::var("GPUFEC_TURBO_ROWS").as_deref() {
-            Ok("global") => true,
-            Ok("shared") | Err(_) => false,
-            Ok(other) => anyhow::bail!("GPUFEC_TURBO_ROWS={other}: give global or shared"),
-        };
-        // GPUFEC_TURBO_CK=global|shared: where the fused kernel keeps its α
-        // checkpoints (each written once per segment in the forward pass and
-        // read once in the backward pass, a segment ahead). Global by
-        // default: the shared memory it frees gives a fourth CTA per SM at K
-        // = 6144, P = 96 (6.80 against 5.92 Gb/s kernel-only on the H200,
-        // BENCHMARKS.md).
-        let ck_global = match std::env::var("GPUFEC_TURBO_CK").as_deref() {
-            Ok("global") | Err(_) => true,
-            Ok("shared") => false,
-            Ok(other) => anyhow::bail!("GPUFEC_TURBO_CK={other}: give global or shared"),
-        };
-        // GPUFEC_TURBO_SEG=n: stages between α checkpoints, to measure the
-        // trade of registers (S · SEG of recomputed α) against checkpoints.
-        // Default 32/S: at S = 8, 4 stages (127 registers) ran at 7.85 Gb/s
-        // kernel-only against 6.80 with 8 (168), on the H200 (BENCHMARKS.md).
+    /// The geometry of `code` and `cfg` with the fused kernel's `tuning`.
+    pub fn new(code: &TurboCode, cfg: &DecoderConfig, tuning: &TurboTuning) -> anyhow::Result<Self> {
         let states = code.trellis().states();
-        let seg = match std::env::var("GPUFEC_TURBO_SEG") {
-            Ok(v) => match v.parse::<usize>() {
-                Ok(n) if (1..=32).contains(&n) => n,
-                _ => anyhow::bail!("GPUFEC_TURBO_SEG={v}: give 1..=32 stages"),
-            },
-            Err(_) => (32 / states).max(1),
+        let seg = match tuning.checkpoint_stages {
+            Some(n) if (1..=32).contains(&n) => n,
+            Some(n) => anyhow::bail!("{n} stages between α checkpoints: give 1..=32"),
+            None => (32 / states).max(1),
         };
-        // The conversion unit measured faster on the H200 (3.64 against
-        // 3.30 Gb/s, BENCHMARKS.md): the integer route costs more issue slots.
-        let cvt_magic = match std::env::var("GPUFEC_TURBO_CVT").as_deref() {
-            Ok("magic") => true,
-            Ok("i2f") | Err(_) => false,
-            Ok(other) => anyhow::bail!("GPUFEC_TURBO_CVT={other}: give magic or i2f"),
-        };
+        let (rows_global, ck_global, cvt_magic) = (tuning.rows_global, tuning.checkpoints_global, tuning.convert_by_integers);
         let (k, m) = (code.k(), code.trellis().memory());
         let p = cfg.subblocks;
         let end = |i: usize| if i + 1 == p { k + m } else { cfg.subblock_start(k, i + 1) };
@@ -316,7 +351,7 @@ pub(super) fn defines(code: &TurboCode, cfg: &DecoderConfig, g: &Geometry, soft:
 /// ([`GpuTurboOptions::soft_output`](super::GpuTurboOptions)).
 pub fn compile_turbo_kernel(code: &TurboCode, cfg: &DecoderConfig, soft: bool, arch: &str) -> anyhow::Result<Vec<u8>> {
     cfg.validate(code.k())?;
-    let g = Geometry::new(code, cfg)?;
+    let g = Geometry::new(code, cfg, &TurboTuning::default().with_env_overrides()?)?;
     crate::gpu::compile::compile_cubin("turbo.cu", arch, &defines(code, cfg, &g, soft)?)
 }
 

@@ -7,12 +7,13 @@
 //! iteration (S threads per sub-block, one per trellis state) and a stop
 //! kernel per iteration; and the family's choice between it and the CPU.
 
+mod bench;
 mod kernel;
 
-pub use kernel::compile_turbo_kernel;
+pub use bench::bench_turbo;
+pub use kernel::{TurboTuning, compile_turbo_kernel};
 
 use super::backend::{BackendOptions, Choice, select};
-use super::bench::GpuBench;
 use super::compile::kernels;
 use super::device::{DeviceInfo, context, cuda, device_error, info_of};
 use super::memory::DeviceBuf;
@@ -23,7 +24,7 @@ use crate::codes::error::CodeResult;
 use crate::codes::llr::{Llr, LlrType};
 use crate::codes::turbo::decoder::Precision;
 use crate::codes::turbo::rate_match::{NOT_SENT, RateMatch};
-use crate::codes::turbo::{CpuTurbo, DecoderConfig, EarlyStop, KNOWN_ZERO_LLR, TransportBlock, TransportDecoder, TurboCode};
+use crate::codes::turbo::{CpuTurbo, DecoderConfig, Dematching, EarlyStop, KNOWN_ZERO_LLR, Sent, TransportDecoder, TurboChain, TurboCode};
 use cudarc::driver::{CudaFunction, result, sys};
 use kernel::{Dematch, ENTRIES, Geometry, Launcher, SISO_THREADS};
 
@@ -65,6 +66,9 @@ pub struct GpuTurboOptions {
     /// with fewer bytes over PCIe at code rates above 1/3 and no host pass.
     /// Empty: units are 3K + 12 LLRs.
     pub rate_matching: Vec<RateMatch>,
+    /// The kernels' tuning (its environment overrides applied when the
+    /// decoder is built).
+    pub tuning: TurboTuning,
 }
 
 /// Most device memory the default batch size gives a slot's own buffers;
@@ -176,15 +180,15 @@ impl<T: Llr> GpuTurbo<T> {
         let ctx = context(pipeline.device)?;
         ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
         let device = info_of(&ctx)?;
-        let geometry = Geometry::new(&code, &cfg)?;
+        let tuning = options.tuning.with_env_overrides()?;
+        let geometry = Geometry::new(&code, &cfg, &tuning)?;
         let soft = options.soft_output;
         let defines = kernel::defines(&code, &cfg, &geometry, soft)?;
         let functions = kernels(&ctx, "turbo.cu", &ENTRIES, &defines)?;
         let i8s = kernel_i8;
         // The fused kernel when a CTA can hold a code block's sub-blocks and
-        // their stages; GPUFEC_TURBO_SPLIT=1 forces the per-half-iteration
-        // kernels (to compare the two on one machine).
-        let split_forced = std::env::var("GPUFEC_TURBO_SPLIT").is_ok_and(|v| v == "1");
+        // their stages, unless the tuning forces the per-half-iteration kernels.
+        let split_forced = tuning.force_split;
         let fused_fn = &functions[if i8s { ENTRY_FUSED_I8 } else { ENTRY_FUSED_I8 + 1 }];
         // The i8 fused kernel computes par/2 as v · (inv_scale / 2), which is
         // the model's 0.5 · (v · inv_scale) bit for bit only while every such
@@ -495,136 +499,74 @@ impl<T: Llr> BatchDecoder<T> for GpuTurbo<T> {
     }
 }
 
-impl<T: Llr> GpuBench<T> for GpuTurbo<T> {
-    fn time_kernel(&mut self, batch: &Batch<'_, T>, reps: usize) -> anyhow::Result<f64> {
-        GpuTurbo::time_kernel(self, batch, reps)
-    }
-
-    fn last_split(&self) -> BatchSplit {
-        GpuTurbo::last_split(self)
-    }
-}
-
-/// A turbo decoder of `code` computing `cfg` on the backend `options` asks
-/// for (through [`select`]: with `auto`, the GPU when one is usable, else the
-/// CPU with the reason): [`GpuTurbo`] on the pipeline of `options`, or
-/// [`CpuTurbo`] on `options.cpu_threads` threads with `precision`'s metrics
-/// (16-bit metrics are the CPU's: `gpu` then fails, `auto` says why). LLRs
-/// are divided by `input_scale` either way. With `auto_split`, the GPU
-/// decodes `cfg` split as [`DecoderConfig::with_gpu_split`] says, the CPU
-/// `cfg` as it is. With `soft`, either also gives the a-posteriori LLRs.
+/// A decoder of `chain`'s units, LLRs of `T` divided by `input_scale`, on
+/// the backend `options` asks for (through [`select`]: with `auto`, the GPU
+/// when one is usable, else the CPU with the reason): code blocks of 3K + 12
+/// LLRs, or transport blocks of G LLRs decoded to A bits. On the GPU,
+/// [`GpuTurbo`] on the pipeline of `options` (transport blocks'
+/// code blocks de-rate-matched as the chain says); on the CPU, [`CpuTurbo`]
+/// on `options.cpu_threads` threads with the chain's metrics (16-bit metrics
+/// are the CPU's: `gpu` then fails, `auto` says why). Each decodes what
+/// [`TurboChain::config_for`] says for its side. With `soft`, code blocks
+/// also give their a-posteriori LLRs (transport blocks are decoded to hard
+/// decisions only).
 ///
 /// # Example
 /// ```
-/// use gpufec::codes::turbo::{DecoderConfig, TurboCode, decoder::Precision};
+/// use gpufec::codes::settings::Settings;
+/// use gpufec::codes::turbo::{TurboSettings, decoder::Precision};
 /// use gpufec::gpu::{Backend, BackendOptions, turbo_decoder};
 /// let options = BackendOptions { backend: Backend::Cpu, cpu_threads: 1, ..Default::default() };
-/// let (dec, choice) = turbo_decoder::<f32>(TurboCode::lte(40)?, DecoderConfig::default(), 1.0, Precision::I16, false, true, &options)?;
+/// let chain = TurboSettings { block: Some(40), precision: Some(Precision::I16), ..Default::default() }.resolve()?;
+/// let (dec, choice) = turbo_decoder::<f32>(&chain, 1.0, true, &options)?;
 /// assert!(dec.describe().starts_with("cpu") && dec.gives_soft() && !choice.gpu);
+/// let chain = TurboSettings { tbs: Some(1000), coded: Some(2000), ..Default::default() }.resolve()?;
+/// let (dec, _) = turbo_decoder::<i8>(&chain, 1.0, false, &options)?;
+/// assert!(dec.describe().contains("de-rate-matched on the host"));
 /// # anyhow::Ok(())
 /// ```
-pub fn turbo_decoder<T: Llr>(
-    code: TurboCode,
-    cfg: DecoderConfig,
-    input_scale: f32,
-    precision: Precision,
-    auto_split: bool,
-    soft: bool,
-    options: &BackendOptions,
-) -> anyhow::Result<(Box<dyn BatchDecoder<T>>, Choice)> {
-    let gpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
-        gpu_precision(precision)?;
-        let cfg = gpu_split(cfg, auto_split, &code);
-        Ok(Box::new(GpuTurbo::<T>::with_options(code.clone(), cfg, input_scale, &options.pipeline, &GpuTurboOptions { soft_output: soft, ..Default::default() })?))
+pub fn turbo_decoder<T: Llr>(chain: &TurboChain, input_scale: f32, soft: bool, options: &BackendOptions) -> anyhow::Result<(Box<dyn BatchDecoder<T>>, Choice)> {
+    let precision = chain.precision();
+    let gpu_precision = || -> anyhow::Result<()> {
+        anyhow::ensure!(precision == Precision::F32, "16-bit metrics are the CPU decoder's; the GPU decodes in f32");
+        Ok(())
     };
-    let cpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
-        let dec = CpuTurbo::<T>::new(code.clone(), cfg, input_scale, options.cpu_threads)?.with_precision(precision)?;
-        Ok(Box::new(if soft { dec.with_soft_output() } else { dec }))
-    };
-    select(options.backend, gpu, cpu)
-}
-
-/// The GPU decodes with f32 metrics only.
-fn gpu_precision(precision: Precision) -> anyhow::Result<()> {
-    anyhow::ensure!(precision == Precision::F32, "16-bit metrics are the CPU decoder's; the GPU decodes in f32");
-    Ok(())
-}
-
-/// `cfg` for a GPU decoder of `code`: split as [`DecoderConfig::with_gpu_split`]
-/// says when `auto_split`, as given otherwise.
-fn gpu_split(cfg: DecoderConfig, auto_split: bool, code: &TurboCode) -> DecoderConfig {
-    if auto_split { cfg.with_gpu_split(code.k()) } else { cfg }
-}
-
-/// Where the code blocks of a transport block are de-rate-matched when the
-/// GPU decodes them; the CPU decoder always takes them de-rate-matched on
-/// the host.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Dematching {
-    /// On the host ([`TransportDecoder::new`]): 3K + 12 `f32` LLRs per code
-    /// block cross PCIe.
-    Host,
-    /// On the GPU as the code blocks load ([`TransportDecoder::rate_matched`],
-    /// [`GpuTurboOptions::rate_matching`]): the E received LLRs cross PCIe
-    /// as they came.
-    #[default]
-    OnLoad,
-}
-
-impl std::str::FromStr for Dematching {
-    type Err = anyhow::Error;
-    fn from_str(s: &str) -> anyhow::Result<Self> {
-        match s.trim() {
-            "host" => Ok(Self::Host),
-            "on-load" => Ok(Self::OnLoad),
-            other => anyhow::bail!("de-rate-matching '{other}' is not one of host, on-load"),
+    let pipeline = &options.pipeline;
+    match chain.sent() {
+        Sent::Blocks(code) => {
+            let gpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
+                gpu_precision()?;
+                let cfg = chain.config_for(code.k(), true);
+                Ok(Box::new(GpuTurbo::<T>::with_options(code.clone(), cfg, input_scale, pipeline, &GpuTurboOptions { soft_output: soft, ..Default::default() })?))
+            };
+            let cpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
+                let dec = CpuTurbo::<T>::new(code.clone(), chain.config_for(code.k(), false), input_scale, options.cpu_threads)?.with_precision(precision)?;
+                Ok(Box::new(if soft { dec.with_soft_output() } else { dec }))
+            };
+            select(options.backend, gpu, cpu)
+        }
+        Sent::Transport(tb) => {
+            anyhow::ensure!(!soft, "transport blocks are decoded to hard decisions only: no soft output");
+            let gpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
+                gpu_precision()?;
+                let split = |code: &TurboCode| chain.config_for(code.k(), true);
+                Ok(Box::new(match chain.dematching() {
+                    Dematching::OnLoad => TransportDecoder::rate_matched(tb.clone(), |code, rate_matching| {
+                        let options = GpuTurboOptions { rate_matching: rate_matching.to_vec(), ..Default::default() };
+                        anyhow::Ok(Box::new(GpuTurbo::<T>::with_options(code.clone(), split(&code), input_scale, pipeline, &options)?) as Box<dyn BatchDecoder<T>>)
+                    })?,
+                    Dematching::Host => TransportDecoder::new(tb.clone(), |code| {
+                        anyhow::Ok(Box::new(GpuTurbo::<f32>::new(code.clone(), split(&code), input_scale, pipeline)?) as Box<dyn BatchDecoder<f32>>)
+                    })?,
+                }))
+            };
+            let cpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
+                Ok(Box::new(TransportDecoder::new(tb.clone(), |code| {
+                    let cfg = chain.config_for(code.k(), false);
+                    anyhow::Ok(Box::new(CpuTurbo::<f32>::new(code, cfg, input_scale, options.cpu_threads)?.with_precision(precision)?) as Box<dyn BatchDecoder<f32>>)
+                })?))
+            };
+            select(options.backend, gpu, cpu)
         }
     }
-}
-
-/// A decoder of `tb`'s transport blocks (LLRs of `T`) on the backend
-/// `options` asks for, through [`select`] as [`turbo_decoder`] chooses: on
-/// the GPU, code blocks de-rate-matched as `dematching` says, each size
-/// decoded by a [`GpuTurbo`] (split as [`DecoderConfig::with_gpu_split`]
-/// says with `auto_split`); on the CPU, by [`CpuTurbo`] with `precision`'s
-/// metrics. LLRs are divided by `input_scale` either way.
-///
-/// # Example
-/// ```
-/// use gpufec::codes::BatchDecoder;
-/// use gpufec::codes::turbo::{DecoderConfig, TransportBlock, decoder::Precision};
-/// use gpufec::gpu::{Backend, BackendOptions, Dematching, transport_decoder};
-/// let options = BackendOptions { backend: Backend::Cpu, cpu_threads: 1, ..Default::default() };
-/// let tb = TransportBlock::new(1000, 2000, 0)?;
-/// let (dec, choice) = transport_decoder::<i8>(&tb, DecoderConfig::default(), 1.0, Precision::F32, false, Dematching::OnLoad, &options)?;
-/// assert!(dec.describe().contains("de-rate-matched on the host") && !choice.gpu);
-/// # anyhow::Ok(())
-/// ```
-pub fn transport_decoder<T: Llr>(
-    tb: &TransportBlock,
-    cfg: DecoderConfig,
-    input_scale: f32,
-    precision: Precision,
-    auto_split: bool,
-    dematching: Dematching,
-    options: &BackendOptions,
-) -> anyhow::Result<(TransportDecoder<T>, Choice)> {
-    let split = |code: &TurboCode| gpu_split(cfg, auto_split, code);
-    let pipeline = &options.pipeline;
-    let gpu = || -> anyhow::Result<TransportDecoder<T>> {
-        gpu_precision(precision)?;
-        match dematching {
-            Dematching::OnLoad => TransportDecoder::rate_matched(tb.clone(), |code, rate_matching| {
-                let options = GpuTurboOptions { rate_matching: rate_matching.to_vec(), ..Default::default() };
-                anyhow::Ok(Box::new(GpuTurbo::<T>::with_options(code.clone(), split(&code), input_scale, pipeline, &options)?) as Box<dyn BatchDecoder<T>>)
-            }),
-            Dematching::Host => TransportDecoder::new(tb.clone(), |code| anyhow::Ok(Box::new(GpuTurbo::<f32>::new(code.clone(), split(&code), input_scale, pipeline)?) as Box<dyn BatchDecoder<f32>>)),
-        }
-    };
-    let cpu = || {
-        TransportDecoder::new(tb.clone(), |code| {
-            anyhow::Ok(Box::new(CpuTurbo::<f32>::new(code, cfg, input_scale, options.cpu_threads)?.with_precision(precision)?) as Box<dyn BatchDecoder<f32>>)
-        })
-    };
-    select(options.backend, gpu, cpu)
 }

@@ -8,13 +8,16 @@ pub const MAX_ITERATIONS: usize = 64;
 
 /// The max* operation of the recursions: max-log-MAP takes the max;
 /// log-MAP adds the correction ln(1 + e^−|a−b|), exactly or approximated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum MaxStar {
     /// max(a, b): max-log-MAP. Insensitive to the LLRs' scale.
+    #[serde(rename = "max-log")]
     Max,
     /// max(a, b) + ln(1 + e^−|a−b|): log-MAP, exact.
+    #[serde(rename = "log-map")]
     Exact,
     /// max(a, b) + max(0, ln 2 − |a−b|/4): log-MAP with a linear correction.
+    #[serde(rename = "log-map-linear")]
     Linear,
 }
 
@@ -70,21 +73,10 @@ pub(super) fn max(a: f32, b: f32) -> f32 {
     if a > b { a } else { b }
 }
 
-impl std::str::FromStr for MaxStar {
-    type Err = crate::codes::CodeError;
-    fn from_str(s: &str) -> CodeResult<Self> {
-        Ok(match s.trim() {
-            "max-log" | "max-log-map" => MaxStar::Max,
-            "log-map" => MaxStar::Exact,
-            "log-map-linear" => MaxStar::Linear,
-            other => return Err(invalid!("algorithm '{other}': give max-log, log-map or log-map-linear")),
-        })
-    }
-}
-
 /// How the state metrics at a sub-block's edges are estimated (the
 /// thesis's guarding mechanisms, §4.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Guard {
     /// Equal metrics at every inner edge.
     None,
@@ -119,19 +111,6 @@ impl Guard {
             Guard::Dstw => "dstw",
             Guard::PiviDstw => "pividstw",
         }
-    }
-}
-
-impl std::str::FromStr for Guard {
-    type Err = crate::codes::CodeError;
-    fn from_str(s: &str) -> CodeResult<Self> {
-        Ok(match s.trim() {
-            "none" => Guard::None,
-            "pivi" => Guard::Pivi,
-            "dstw" => Guard::Dstw,
-            "pividstw" => Guard::PiviDstw,
-            other => return Err(invalid!("guard '{other}': give none, pivi, dstw or pividstw")),
-        })
     }
 }
 

@@ -19,7 +19,8 @@ pub const LANES: usize = 16;
 pub const LANES_I16: usize = 32;
 
 /// The number type of the CPU decoder's recursions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Precision {
     /// `f32`: the reference, and what the GPU computes.
     F32,

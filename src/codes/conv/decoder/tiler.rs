@@ -2,7 +2,7 @@
 //! units of the tiled decoders. Shared by the `Framer` block, the BER tools and
 //! the tests, so that there is one definition of where a tile starts.
 
-use crate::codes::conv::viterbi::config::TileConfig;
+use crate::codes::conv::decoder::config::TileConfig;
 use crate::codes::conv::PuncturePattern;
 use crate::codes::decode::UnitSpan;
 use crate::codes::error::{CodeError, CodeResult, invalid};
@@ -242,7 +242,8 @@ impl<T: Llr> Cutter<T> for Tiler<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codes::conv::viterbi::config::Traceback;
+    use crate::codes::conv::decoder::config::Traceback;
+    use crate::codes::framing::{Cut, Cutter};
 
     #[test]
     fn units_hold_the_right_stages_in_any_chunking() {
@@ -414,6 +415,33 @@ mod tests {
                     assert!(in_place + 3 >= want.len(), "{in_place} of {} units in place", want.len());
                 }
             }
+        }
+    }
+
+    #[test]
+    fn tiles_as_a_cutter_are_the_tilers_units_and_own_their_stages() {
+        let tile = TileConfig::new(16, 4, 6, Traceback::Serial).unwrap().with_group(3).unwrap();
+        let llrs: Vec<f32> = (0..2 * 1000).map(|i| i as f32).collect();
+        let mut want = Vec::new();
+        let mut plain = Tiler::new(tile, 2);
+        plain.push(&llrs, &mut want);
+        let valid = plain.finish(&mut want).unwrap();
+        for chunk in [1, 99, 2000] {
+            let mut cutter = Tiler::new(tile, 2);
+            let mut out = Cut::default();
+            for piece in llrs.chunks(chunk) {
+                Cutter::cut(&mut cutter, piece, &[], &mut out).unwrap();
+            }
+            Cutter::end(&mut cutter, &mut out).unwrap();
+            assert_eq!(out.items, want, "chunk {chunk}");
+            let unit_llrs = tile.unit_stages() * 2;
+            for (u, unit) in out.units.iter().enumerate() {
+                assert_eq!((unit.span.start, unit.span.len), (u * unit_llrs, unit_llrs));
+                // Unit u decodes stages u·48 .. (u+1)·48: LLRs 96u .. 96(u+1).
+                assert_eq!((unit.origin, unit.own), (96 * u as u64, Some(96)));
+            }
+            assert_eq!(out.units.last().unwrap().valid_bits, valid);
+            assert_eq!(out.units[..out.units.len() - 1].iter().filter(|u| u.valid_bits.is_some()).count(), 0);
         }
     }
 }

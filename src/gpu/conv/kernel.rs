@@ -148,7 +148,7 @@ pub fn compile_viterbi_kernel(
 ) -> anyhow::Result<Vec<u8>> {
     let input = Input::new(trellis, tile, punctured)?;
     let g = Geometry::new(trellis, tile, llr.bytes(), &input);
-    crate::gpu::compile::compile_cubin("viterbi.cu", arch, &defines(trellis, tile, llr, Launch::new(ring_global, llr, 0), &g, &input))
+    crate::gpu::compile::compile_cubin("conv.cu", arch, &defines(trellis, tile, llr, Launch::new(ring_global, llr, 0), &g, &input))
 }
 
 /// One kernel launch over the units of a slot.

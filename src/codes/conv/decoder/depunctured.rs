@@ -2,7 +2,7 @@
 //! it to a decoder of whole stages. The CPU side of on-the-fly depuncturing, and
 //! the reference the GPU kernel that depunctures as it loads is checked against.
 
-use crate::codes::conv::viterbi::config::TileConfig;
+use crate::codes::conv::decoder::config::TileConfig;
 use crate::codes::conv::{Depuncturer, PuncturePattern, Tiler};
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitShape, check_batch};
 use crate::codes::error::{CodeResult, invalid};

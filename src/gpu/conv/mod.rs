@@ -1,4 +1,4 @@
-//! Host-side launcher of the GPU Viterbi decoder (`kernels/viterbi.cu`): the
+//! Host-side launcher of the GPU Viterbi decoder (`kernels/conv.cu`): the
 //! code and tile geometry become compile-time constants of the kernel, work
 //! units travel through the N-slot [`Pipeline`], one GPU thread decodes one
 //! tile; and the family's choice between it and the CPU decoder.
@@ -34,18 +34,6 @@ pub enum SurvivorMemory {
     Shared,
     /// Global memory (L2-cached), for long tracebacks.
     Global,
-}
-
-impl std::str::FromStr for SurvivorMemory {
-    type Err = anyhow::Error;
-    fn from_str(s: &str) -> anyhow::Result<Self> {
-        match s.trim() {
-            "auto" => Ok(Self::Auto),
-            "shared" => Ok(Self::Shared),
-            "global" => Ok(Self::Global),
-            other => anyhow::bail!("survivor memory '{other}' is not one of auto, shared, global"),
-        }
-    }
 }
 
 /// The Viterbi kernel's own tuning, beside the [`PipelineOptions`] every GPU
@@ -149,7 +137,7 @@ impl<T: Llr> GpuViterbi<T> {
         let threads = launch.threads;
         let smem = if ring_global { 0 } else { threads as usize * geometry.ring_bytes } as u32;
         let defines = kernel::defines(&trellis, &tile, T::TYPE, launch, &geometry, &input);
-        let function = kernel(&ctx, "viterbi.cu", "viterbi_tiles", &defines)?;
+        let function = kernel(&ctx, "conv.cu", "viterbi_tiles", &defines)?;
         // Beyond the default per-block size a kernel must opt in.
         if smem as usize > device.smem_per_block {
             function

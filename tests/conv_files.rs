@@ -42,7 +42,7 @@ fn bits_through_an_llr_file_come_back_exactly_at_high_ebn0() {
         write.push(f[0].clone());
         write.push(f[1].clone());
         run_flowgraph("awgn_to_files.toml", &write).unwrap();
-        let mut decode = vec![format!("vars.rate={rate}"), format!("vars.tile={tile}")];
+        let mut decode = vec![format!("vars.rate={rate}"), format!("conv.tile={tile}")];
         decode.extend(f[1..].iter().cloned());
         let s = run_flowgraph("viterbi_file.toml", &decode).unwrap();
         assert_eq!(s.throughput[0].1.items, 300_001, "rate {rate}");

@@ -5,8 +5,8 @@
 use super::kernel::{Pass, Start};
 use super::{Kernel, KernelScratch, Ran, SimdLevel, Workspace};
 use crate::codes::conv::code::{ConvCode, Trellis};
-use crate::codes::conv::viterbi::scalar::{self, Scratch, words_per_stage};
-use crate::codes::conv::viterbi::llr::ViterbiLlr;
+use crate::codes::conv::decoder::scalar::{self, Scratch, words_per_stage};
+use crate::codes::conv::decoder::llr::ViterbiLlr;
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 
 /// Every K, every n, generators that tap neither the current nor the oldest bit.
@@ -89,8 +89,7 @@ fn assert_same<A: Copy, B: Copy, D: PartialEq + std::fmt::Debug>(
 
 #[test]
 fn forward_passes_match_the_reference_decision_for_decision() {
-    let levels: Vec<_> = SimdLevel::supported().into_iter().filter(|&l| l != SimdLevel::Scalar).collect();
-    eprintln!("SIMD levels checked: {levels:?}");
+    let levels = SimdLevel::to_compare("forward_passes_match_the_reference_decision_for_decision");
     for (ci, code) in codes().into_iter().enumerate() {
         let trellis = Trellis::new(&code);
         let n = trellis.n();

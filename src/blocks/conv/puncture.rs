@@ -1,6 +1,6 @@
 //! Puncturing block.
 
-use super::stream::{self, Backlog, Relay, Transform};
+use crate::blocks::stream::{self, Backlog, Relay, Transform};
 use crate::codes::conv::{PuncturePattern, Puncturer};
 use futuresdr::runtime::dev::prelude::*;
 
@@ -60,7 +60,7 @@ impl Puncture {
     }
 }
 
-impl super::Counted for Puncture {
+impl crate::blocks::Counted for Puncture {
     fn items(&self) -> u64 {
         self.relay.taken()
     }

@@ -24,11 +24,11 @@ mod plan;
 mod tests;
 
 use crate::codes::conv::code::Trellis;
-use crate::codes::conv::viterbi::config::ViterbiMode;
-use crate::codes::conv::viterbi::scalar::{self, FRAME_NORMALIZE_EVERY, Scratch};
+use crate::codes::conv::decoder::config::ViterbiMode;
+use crate::codes::conv::decoder::scalar::{self, FRAME_NORMALIZE_EVERY, Scratch};
 use crate::codes::error::{CodeResult, invalid};
 use crate::codes::simd::SimdLevel;
-use crate::codes::conv::viterbi::llr::ViterbiLlr;
+use crate::codes::conv::decoder::llr::ViterbiLlr;
 #[cfg(target_arch = "x86_64")]
 use crate::codes::llr::{Llr, LlrSlice};
 use kernel::{KernelScratch, Pass, Start};

@@ -1,7 +1,7 @@
 //! Depuncturing block.
 
-use super::stream::{self, Backlog, Relay, Transform};
-use super::{FirstError, Reporting};
+use crate::blocks::stream::{self, Backlog, Relay, Transform};
+use crate::blocks::{FirstError, Reporting};
 use crate::codes::Llr;
 use crate::codes::conv::{Depuncturer, PuncturePattern};
 use futuresdr::runtime::dev::prelude::*;
@@ -76,7 +76,7 @@ impl<T: Llr> Reporting for Depuncture<T> {
     }
 }
 
-impl<T: Llr> super::Counted for Depuncture<T> {
+impl<T: Llr> crate::blocks::Counted for Depuncture<T> {
     fn items(&self) -> u64 {
         self.relay.taken()
     }

@@ -3,10 +3,10 @@
 //! forward pass on the fastest SIMD level the CPU has.
 
 use crate::codes::conv::code::Trellis;
-use crate::codes::conv::viterbi::config::ViterbiMode;
-use crate::codes::conv::viterbi::llr::ViterbiLlr;
-use crate::codes::conv::viterbi::scalar;
-use crate::codes::conv::viterbi::simd::{Kernel, Workspace};
+use crate::codes::conv::decoder::config::ViterbiMode;
+use crate::codes::conv::decoder::llr::ViterbiLlr;
+use crate::codes::conv::decoder::scalar;
+use crate::codes::conv::decoder::simd::{Kernel, Workspace};
 use crate::codes::simd::SimdLevel;
 use crate::codes::threads::decoder_threads;
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};

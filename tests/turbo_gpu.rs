@@ -22,33 +22,14 @@ use gpufec::codes::encode::Encoder;
 use gpufec::codes::crc::{CRC24A, CRC24B};
 use gpufec::codes::turbo::qpp::{Interleaver, Qpp};
 use gpufec::codes::turbo::decoder::Precision;
-use gpufec::codes::turbo::{CpuTurbo, DecoderConfig, EarlyStop, Guard, MaxStar, Rsc, TurboCode, TurboEncoder};
+use gpufec::codes::settings::Settings;
+use gpufec::codes::turbo::{CpuTurbo, DecoderConfig, EarlyStop, Guard, MaxStar, Rsc, TurboCode, TurboEncoder, TurboSettings};
 use gpufec::codes::{Batch, BatchDecoder, Decoded, Llr, UnitSpan};
 use gpufec::gpu::{Backend, BackendOptions, GpuTurbo, GpuTurboOptions, PipelineOptions, compile_turbo_kernel, turbo_decoder};
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 
-/// Whether the GPU tests can run; reports the skip by name otherwise.
-fn have_gpu(test: &str) -> bool {
-    match gpufec::gpu::available() {
-        Ok(()) => true,
-        Err(e) if std::env::var("GPUFEC_REQUIRE_GPU").as_deref() == Ok("1") => panic!("{test}: GPUFEC_REQUIRE_GPU=1 but {e:#}"),
-        Err(e) => {
-            skipped(test, &e);
-            false
-        }
-    }
-}
+mod common;
 
-/// Say something where the harness does not swallow it (it captures
-/// `eprintln!`, not writes to the stderr handle).
-fn say(line: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{line}");
-}
-
-fn skipped(test: &str, why: &anyhow::Error) {
-    say(&format!("SKIPPED {test}: {why:#}"));
-}
 
 /// One configuration of the matrix.
 #[derive(Debug, Clone)]
@@ -243,35 +224,35 @@ fn run_cases(cases: &[Case]) -> (Vec<String>, Vec<String>) {
 
 #[test]
 fn gpu_decodes_the_cpu_models_bits() {
-    if !have_gpu("gpu_decodes_the_cpu_models_bits") {
+    if !common::have_gpu("gpu_decodes_the_cpu_models_bits") {
         return;
     }
     let cases = cases(false);
     let t = std::time::Instant::now();
     let (errs, stats) = run_cases(&cases);
     for s in &stats {
-        say(s);
+        common::say(s);
     }
-    say(&format!("{} cases, f32 and i8, in {:.1} s", cases.len(), t.elapsed().as_secs_f64()));
+    common::say(&format!("{} cases, f32 and i8, in {:.1} s", cases.len(), t.elapsed().as_secs_f64()));
     assert!(errs.is_empty(), "{} of {} decoders differ from the CPU model:\n{}", errs.len(), 2 * cases.len(), errs.join("\n"));
 }
 
 #[test]
 fn gpu_exact_log_map_is_close_to_the_cpus() {
-    if !have_gpu("gpu_exact_log_map_is_close_to_the_cpus") {
+    if !common::have_gpu("gpu_exact_log_map_is_close_to_the_cpus") {
         return;
     }
     let cases = cases(true);
     let (errs, stats) = run_cases(&cases);
     for s in &stats {
-        say(s);
+        common::say(s);
     }
     assert!(errs.is_empty(), "{}", errs.join("\n"));
 }
 
 #[test]
 fn gpu_refuses_bad_input_with_clear_errors() {
-    if !have_gpu("gpu_refuses_bad_input_with_clear_errors") {
+    if !common::have_gpu("gpu_refuses_bad_input_with_clear_errors") {
         return;
     }
     let code = TurboCode::lte(40).unwrap();
@@ -322,7 +303,7 @@ fn gpu_refuses_bad_input_with_clear_errors() {
 /// 1.5 dB, the default batch; a sample of its bits checked against the CPU.
 #[test]
 fn timing_k6144() {
-    if !have_gpu("timing_k6144") {
+    if !common::have_gpu("timing_k6144") {
         return;
     }
     let cfg = DecoderConfig { iterations: 6, subblocks: 96, guard: Guard::Pivi, ..Default::default() };
@@ -340,7 +321,7 @@ fn timing_k6144() {
         dec.decode(&Batch::uniform(&q, n).unwrap(), &mut out).unwrap();
         let e2e = t.elapsed().as_secs_f64();
         let bits = (case.blocks * 6144) as f64;
-        say(&format!(
+        common::say(&format!(
             "TIMING K=6144 {name} max-log x0.75 6 it i8, {per_batch} blocks/batch: kernel-only {:.1} ms/batch = {:.0} blocks/s = {:.1} Mb/s; end to end {} blocks in {:.3} s = {:.0} blocks/s = {:.1} Mb/s; split of the last batch {:?}; {}",
             kernel_ms,
             per_batch as f64 / (kernel_ms / 1e3),
@@ -362,11 +343,7 @@ fn timing_k6144() {
 
 #[test]
 fn every_kernel_configuration_compiles_for_sm_90() {
-    if let Err(e) = gpufec::gpu::nvrtc_available() {
-        if std::env::var("GPUFEC_REQUIRE_GPU").as_deref() == Ok("1") {
-            panic!("GPUFEC_REQUIRE_GPU=1 but {e:#}");
-        }
-        skipped("every_kernel_configuration_compiles_for_sm_90", &e);
+    if !common::have_nvrtc("every_kernel_configuration_compiles_for_sm_90") {
         return;
     }
     // Every configuration the GPU tests decode with, and the default.
@@ -462,7 +439,7 @@ fn compare_soft<T: Llr>(case: &Case, llrs: &[T], scale: f32) -> Result<f64, Stri
 
 #[test]
 fn gpu_soft_output_is_the_cpu_models() {
-    if !have_gpu("gpu_soft_output_is_the_cpu_models") {
+    if !common::have_gpu("gpu_soft_output_is_the_cpu_models") {
         return;
     }
     let cases = soft_cases();
@@ -473,9 +450,9 @@ fn gpu_soft_output_is_the_cpu_models() {
         ([a.err(), b.err()].into_iter().flatten().collect(), stat)
     });
     for s in &stats {
-        say(s);
+        common::say(s);
     }
-    say(&format!("{} soft-output cases, f32 and i8, in {:.1} s", cases.len(), t.elapsed().as_secs_f64()));
+    common::say(&format!("{} soft-output cases, f32 and i8, in {:.1} s", cases.len(), t.elapsed().as_secs_f64()));
     assert!(errs.is_empty(), "{} of {} soft decoders differ from the CPU model:\n{}", errs.len(), 2 * cases.len(), errs.join("\n"));
 }
 
@@ -485,23 +462,18 @@ fn gpu_soft_output_is_the_cpu_models() {
 /// sm_90 (with NVRTC alone).
 #[test]
 fn soft_output_from_either_backend() {
-    let code = TurboCode::lte(1024).unwrap();
-    let cfg = DecoderConfig::default();
+    let chain = TurboSettings { block: Some(1024), ..Default::default() }.resolve().unwrap();
     let options = |backend| BackendOptions { backend, cpu_threads: 1, pipeline: PipelineOptions { batch_units: 4, ..Default::default() } };
-    let (dec, choice) = turbo_decoder::<f32>(code.clone(), cfg, 1.0, Precision::F32, true, true, &options(Backend::Auto)).unwrap();
+    let (dec, choice) = turbo_decoder::<f32>(&chain, 1.0, true, &options(Backend::Auto)).unwrap();
     assert!(dec.gives_soft(), "{}", dec.describe());
-    let (plain, _) = turbo_decoder::<f32>(code.clone(), cfg, 1.0, Precision::F32, true, false, &options(Backend::Auto)).unwrap();
+    let (plain, _) = turbo_decoder::<f32>(&chain, 1.0, false, &options(Backend::Auto)).unwrap();
     assert!(!plain.gives_soft(), "{}", plain.describe());
-    match turbo_decoder::<f32>(code.clone(), cfg, 1.0, Precision::F32, true, true, &options(Backend::Gpu)) {
+    match turbo_decoder::<f32>(&chain, 1.0, true, &options(Backend::Gpu)) {
         Ok((dec, _)) => assert!(choice.gpu && dec.gives_soft() && dec.describe().contains("soft output"), "{}", dec.describe()),
         // No GPU: `gpu` fails with the very reason `auto` fell back for.
         Err(e) => assert_eq!(choice.why_not_gpu, Some(format!("{e:#}"))),
     }
-    if let Err(e) = gpufec::gpu::nvrtc_available() {
-        if std::env::var("GPUFEC_REQUIRE_GPU").as_deref() == Ok("1") {
-            panic!("GPUFEC_REQUIRE_GPU=1 but {e:#}");
-        }
-        skipped("soft_output_from_either_backend (sm_90 compile)", &e);
+    if !common::have_nvrtc("soft_output_from_either_backend (sm_90 compile)") {
         return;
     }
     for case in soft_cases() {
@@ -517,7 +489,7 @@ fn soft_output_from_either_backend() {
 /// fail, inner batches small enough to split, poisoned outputs.
 #[test]
 fn gpu_dematching_on_load_is_the_hosts() {
-    if !have_gpu("gpu_dematching_on_load_is_the_hosts") {
+    if !common::have_gpu("gpu_dematching_on_load_is_the_hosts") {
         return;
     }
     use gpufec::codes::turbo::{TransportBlock, TransportEncoder};
@@ -553,8 +525,8 @@ fn gpu_dematching_on_load_is_the_hosts() {
                     let mut i8s = Vec::new();
                     q.quantize(&f, &mut i8s).unwrap();
                     let name = format!("A={a} G={g} rv {rv} [{}] at {ebn0} dB", cfg.describe());
-                    let mut errs = compare_dematching(&tb, cfg, &f, 1.0, &name);
-                    errs.extend(compare_dematching(&tb, cfg, &i8s, q.scale(), &name));
+                    let mut errs = compare_dematching(&tb, rv, cfg, &f, 1.0, &name);
+                    errs.extend(compare_dematching(&tb, rv, cfg, &i8s, q.scale(), &name));
                     errs
                 })
             })
@@ -566,18 +538,39 @@ fn gpu_dematching_on_load_is_the_hosts() {
 
 /// Decode `llrs` (transport blocks of `tb`) on the CPU, and on the GPU with
 /// the host's and the on-load de-rate-matching; the differences.
-fn compare_dematching<T: Llr>(tb: &gpufec::codes::turbo::TransportBlock, cfg: DecoderConfig, llrs: &[T], scale: f32, name: &str) -> Vec<String> {
-    use gpufec::gpu::{Dematching, transport_decoder};
+fn compare_dematching<T: Llr>(tb: &gpufec::codes::turbo::TransportBlock, rv: u8, cfg: DecoderConfig, llrs: &[T], scale: f32, name: &str) -> Vec<String> {
+    use gpufec::codes::turbo::{Dematching, StopWhen};
     let options = |backend| BackendOptions { backend, cpu_threads: 0, pipeline: PipelineOptions { batch_units: 3, poison: Some(0xa5), ..Default::default() } };
     let decode = |backend, dematching| {
-        let (mut dec, _) = transport_decoder::<T>(tb, cfg, scale, Precision::F32, false, dematching, &options(backend)).unwrap();
+        let stop = match cfg.early_stop {
+            EarlyStop::Never => StopWhen::Never,
+            EarlyStop::Stable => StopWhen::Stable,
+            EarlyStop::Crc24A | EarlyStop::Crc24B => StopWhen::Crc,
+        };
+        let settings = TurboSettings {
+            tbs: Some(tb.a() as u64),
+            coded: Some(tb.g() as u64),
+            rv: Some(u64::from(rv)),
+            dematch: Some(dematching),
+            iterations: Some(cfg.iterations as u64),
+            algorithm: Some(cfg.max_star),
+            scaling: Some(f64::from(cfg.scaling)),
+            subblocks: Some(cfg.subblocks as u64),
+            guard: Some(cfg.guard),
+            window: Some(cfg.window as u64),
+            early_stop: Some(stop),
+            ..Default::default()
+        };
+        let chain = settings.resolve().unwrap();
+        assert_eq!(chain.config(), cfg, "{name}: the settings resolve to the configuration under test");
+        let (mut dec, _) = turbo_decoder::<T>(&chain, scale, false, &options(backend)).unwrap();
         let mut out = Decoded::default();
         dec.decode(&Batch::uniform(llrs, tb.g()).unwrap(), &mut out).unwrap();
         (out, dec.describe())
     };
     let (want, _) = decode(Backend::Cpu, Dematching::Host);
     let fails = want.reports.iter().filter(|r| r.check == Some(false)).count();
-    say(&format!("{name} {}: {} of {} transport blocks fail their CRC24A on the CPU", T::NAME, fails, want.reports.len()));
+    common::say(&format!("{name} {}: {} of {} transport blocks fail their CRC24A on the CPU", T::NAME, fails, want.reports.len()));
     let mut errs = Vec::new();
     for dematching in [Dematching::Host, Dematching::OnLoad] {
         let (got, describe) = decode(Backend::Gpu, dematching);

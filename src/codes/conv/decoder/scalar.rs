@@ -12,8 +12,8 @@
 //! `−llr` for each label bit 1, summed in generator order; larger is better.
 
 use crate::codes::conv::code::Trellis;
-use crate::codes::conv::viterbi::config::{FrameConfig, TileConfig};
-use crate::codes::conv::viterbi::llr::ViterbiLlr;
+use crate::codes::conv::decoder::config::{FrameConfig, TileConfig};
+use crate::codes::conv::decoder::llr::ViterbiLlr;
 
 /// Branch metrics of one stage for every n-bit label, label bit i ↔ LLR i.
 #[inline(always)]
@@ -291,7 +291,7 @@ pub fn frame_traceback<M: Copy + PartialOrd>(trellis: &Trellis, frame: &FrameCon
 mod tests {
     use super::*;
     use crate::codes::conv::code::ConvCode;
-    use crate::codes::conv::viterbi::config::Traceback;
+    use crate::codes::conv::decoder::config::Traceback;
     use rand::{Rng, SeedableRng, rngs::SmallRng};
 
     #[test]

@@ -1,7 +1,7 @@
 //! The path-metric element types of the kernels, and why each gives exactly
 //! the reference model's decisions.
 
-use crate::codes::conv::viterbi::llr::ViterbiLlr;
+use crate::codes::conv::decoder::llr::ViterbiLlr;
 
 /// What the kernel needs to know about its metric element.
 pub(super) trait KernelMetric: Copy + Default + PartialOrd + std::fmt::Debug {

@@ -6,7 +6,7 @@
 use super::lanes::Lanes;
 use super::metric::KernelMetric;
 use super::plan::Plan;
-use crate::codes::conv::viterbi::scalar::{Scratch, best_state, words_per_stage};
+use crate::codes::conv::decoder::scalar::{Scratch, best_state, words_per_stage};
 
 /// The metrics a forward pass starts from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -21,24 +21,8 @@ use gpufec::gpu::{Backend, BackendOptions, GpuViterbi, PipelineOptions, Survivor
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 use std::sync::Arc;
 
-/// Whether the GPU tests can run; reports the skip by name otherwise.
-fn have_gpu(test: &str) -> bool {
-    match gpufec::gpu::available() {
-        Ok(()) => true,
-        Err(e) if std::env::var("GPUFEC_REQUIRE_GPU").as_deref() == Ok("1") => panic!("{test}: GPUFEC_REQUIRE_GPU=1 but {e:#}"),
-        Err(e) => {
-            skipped(test, &e);
-            false
-        }
-    }
-}
+mod common;
 
-/// Say a test was skipped where the harness does not swallow it (it captures
-/// `eprintln!`, not writes to the stderr handle).
-fn skipped(test: &str, why: &anyhow::Error) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why:#}");
-}
 
 /// One configuration of the matrix.
 #[derive(Debug, Clone)]
@@ -194,7 +178,7 @@ fn compare<T: ViterbiLlr>(trellis: &Arc<Trellis>, case: &Case, gpu: &mut GpuVite
 
 #[test]
 fn gpu_decodes_the_cpu_tiled_models_bits() {
-    if !have_gpu("gpu_decodes_the_cpu_tiled_models_bits") {
+    if !common::have_gpu("gpu_decodes_the_cpu_tiled_models_bits") {
         return;
     }
     let cases = cases();
@@ -228,7 +212,7 @@ fn gpu_decodes_the_cpu_tiled_models_bits() {
 
 #[test]
 fn gpu_matches_on_adversarial_inputs() {
-    if !have_gpu("gpu_matches_on_adversarial_inputs") {
+    if !common::have_gpu("gpu_matches_on_adversarial_inputs") {
         return;
     }
     // Ties everywhere (equal and erased LLRs) test the tie-breaking rule;
@@ -269,7 +253,7 @@ fn gpu_matches_on_adversarial_inputs() {
 /// and a batch that is not one stride apart (staged instead).
 #[test]
 fn gpu_decodes_units_where_they_lie() {
-    if !have_gpu("gpu_decodes_units_where_they_lie") {
+    if !common::have_gpu("gpu_decodes_units_where_they_lie") {
         return;
     }
     fn run<T: ViterbiLlr>(case: &Case, offset: usize, draw: impl Fn(&mut SmallRng) -> T) -> Result<(), String> {
@@ -361,7 +345,7 @@ fn gpu_decodes_units_where_they_lie() {
 
 #[test]
 fn gpu_refuses_bad_input_with_clear_errors() {
-    if !have_gpu("gpu_refuses_bad_input_with_clear_errors") {
+    if !common::have_gpu("gpu_refuses_bad_input_with_clear_errors") {
         return;
     }
     let trellis = Arc::new(Trellis::new(&ConvCode::k7_171_133()));
@@ -406,11 +390,7 @@ fn gpu_refuses_bad_input_with_clear_errors() {
 
 #[test]
 fn every_kernel_configuration_compiles_for_sm_90() {
-    if let Err(e) = gpufec::gpu::nvrtc_available() {
-        if std::env::var("GPUFEC_REQUIRE_GPU").as_deref() == Ok("1") {
-            panic!("GPUFEC_REQUIRE_GPU=1 but {e:#}");
-        }
-        skipped("every_kernel_configuration_compiles_for_sm_90", &e);
+    if !common::have_nvrtc("every_kernel_configuration_compiles_for_sm_90") {
         return;
     }
     let cases = cases();

@@ -11,7 +11,7 @@ use super::{GpuViterbi, SurvivorMemory, ViterbiTuning, kernel::lcm};
 use crate::codes::conv::{ConvCode, ConvSetup, DEFAULT_GROUP, Depuncturer, NoisyLlrs, PuncturePattern, TileConfig, Traceback, Trellis, ViterbiMode};
 use crate::codes::decode::{Batch, BatchDecoder};
 use crate::codes::llr::Llr;
-use crate::gpu::bench::{GpuBench, copy_engine, end_to_end, host_floor, kernel_only};
+use crate::gpu::bench::{EndToEnd, GpuBench, copy_engine, end_to_end, host_floor, kernel_only};
 use crate::gpu::pipeline::{BatchSplit, DEFAULT_SLOTS, PipelineOptions};
 use crate::gpu::default_host_threads;
 use std::collections::HashMap;
@@ -117,7 +117,7 @@ pub fn bench_viterbi(o: &GpuBenchOptions) -> anyhow::Result<()> {
     }
 
     println!("\n## Headline: f=256, v1=20 (kernel-only = device-resident LLRs; end-to-end = pageable host memory in and out, {} slots)\n", o.slots);
-    println!("| traceback | v2 | LLR | survivors | tiles/batch | kernel-only Gb/s | end-to-end Gb/s | H2D ms | kernel ms | D2H ms | stage ms | unpack ms | wall ms/batch | overlap |");
+    println!("| traceback | v2 | LLR | survivors | tiles/batch | kernel-only Gb/s | end-to-end Gb/s | {} |", EndToEnd::SPLIT_HEADER);
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     // Serial v2=20 and parallel f0=32 v2=30 lose ≤ 0.05 dB against the full-frame
     // decoder (BENCHMARKS.md, Tables II and III); f0=32 v2=45 is the paper's pick.
@@ -231,20 +231,14 @@ fn headline<T: Llr>(tile: TileConfig, survivors: SurvivorMemory, o: &GpuBenchOpt
     let k = kernel_only(&mut dec, &units, o.reps)?;
     let e = end_to_end(&mut dec, &units, o.batches)?;
     println!(
-        "| {} | {} | {} | {} | {} | {k:.1} | {:.1} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.0}% |",
+        "| {} | {} | {} | {} | {} | {k:.1} | {:.1} | {} |",
         tile.traceback,
         tile.v2,
         T::NAME,
         if dec.ring_global() { "global" } else { "shared" },
         dec.limit().units * tile.group,
         e.gbps,
-        e.h2d_ms,
-        e.kernel_ms,
-        e.d2h_ms,
-        e.stage_ms,
-        e.unpack_ms,
-        e.wall_ms,
-        e.overlap_percent()
+        e.split_cells()
     );
     Ok(Some(dec.limit().units * tile.unit_bits()))
 }
