@@ -87,7 +87,6 @@ fn decoder_parameters() {
     says(CpuPolar::<f32>::new(spec.clone(), bp(u32::MAX, EarlyStop::Never, f32bp), 1), "1..=1000");
     says(CpuPolar::<f32>::new(spec.clone(), bp(20, EarlyStop::Crc, f32bp), 1), "needs a code that carries a CRC");
     says(CpuPolar::<f32>::new(spec.clone(), bp(20, EarlyStop::GMatrix, BpPrecision::F32 { alpha: 1.5 }), 1), "0 < α ≤ 1");
-    says(CpuPolar::<f32>::new(spec.clone(), bp(20, EarlyStop::GMatrix, BpPrecision::I8), 1), "decodes i8 LLRs, not f32");
     says(CpuPolar::<f32>::new(spec.clone(), Algorithm::Sc, 1).unwrap().with_soft_output(), "only BP gives it");
     says(CpuPolar::<f32>::new(spec.clone(), Algorithm::Sc, 5000), "more than 1024");
     says(InfoCheck::new(&CRC11, 11), "cannot carry a payload");
@@ -100,7 +99,8 @@ fn nan_and_infinite_llrs() {
     let mut llrs = vec![2.0f32; 64 * 4];
     for (at, bad) in [(130, f32::NAN), (7, f32::INFINITY), (255, f32::NEG_INFINITY)] {
         llrs[at] = bad;
-        for alg in [Algorithm::Sc, Algorithm::Scl { list: 8 }, Algorithm::Bp(BpConfig::default())] {
+        let i8_model = Algorithm::Bp(BpConfig { precision: BpPrecision::I8, ..BpConfig::default() });
+        for alg in [Algorithm::Sc, Algorithm::Scl { list: 8 }, Algorithm::Bp(BpConfig::default()), i8_model] {
             let mut dec = CpuPolar::<f32>::new(spec.clone(), alg, 2).unwrap();
             let mut out = Decoded::default();
             assert_eq!(dec.decode(&Batch::uniform(&llrs, 64).unwrap(), &mut out), Err(CodeError::NonFiniteLlr { index: at }), "{}", alg.describe());

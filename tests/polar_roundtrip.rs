@@ -147,7 +147,7 @@ fn the_5g_chain_round_trips_over_a_grid_of_a_and_e() {
         let key = (chain.rate_match().selection().name(), chain.blocks(), chain.block_spec().code().parity().len());
         *seen.entry(key).or_insert(0) += 1;
     }
-    for selection in [Selection::Puncture, Selection::Shorten, Selection::Repeat] {
+    for selection in [Selection::Puncturing, Selection::Shortening, Selection::Repetition] {
         assert!(seen.keys().any(|k| k.0 == selection.name() && k.1 == 1), "{} never came up: {seen:?}", selection.name());
     }
     assert!(seen.keys().any(|k| k.1 == 2) && seen.keys().any(|k| k.2 == 3), "{seen:?}");

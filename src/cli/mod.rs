@@ -14,6 +14,7 @@ mod curve;
 mod grid;
 mod info;
 mod interrupt;
+mod polar;
 mod run;
 mod settings;
 mod status_line;
@@ -43,7 +44,7 @@ pub(crate) struct FamilyCli {
 }
 
 /// Every family on the command line, one line each.
-const FAMILIES: &[FamilyCli] = &[conv::CLI, turbo::CLI];
+const FAMILIES: &[FamilyCli] = &[conv::CLI, turbo::CLI, polar::CLI];
 
 /// The whole command line.
 fn command() -> Command {

@@ -25,7 +25,7 @@ pub enum PolarFrames {
 
 impl PolarFrames {
     /// The decoder's unit: items in, bits out.
-    fn unit(&self) -> UnitShape {
+    pub fn unit(&self) -> UnitShape {
         match self {
             PolarFrames::Codewords(s) => UnitShape::exact(s.n(), s.payload_len()),
             PolarFrames::Nr(c) => UnitShape::exact(c.e(), c.a()),
@@ -33,14 +33,24 @@ impl PolarFrames {
     }
 
     /// Payload bits over channel bits: the rate of Eb/N0.
-    fn rate(&self) -> f64 {
+    pub fn rate(&self) -> f64 {
         match self {
             PolarFrames::Codewords(s) => s.rate(),
             PolarFrames::Nr(c) => c.rate(),
         }
     }
 
-    fn encoder(&self) -> FramesEncoder {
+    /// The code of every codeword a block decoder sees: the codewords', or
+    /// a message's code blocks'.
+    pub fn spec(&self) -> &PolarSpec {
+        match self {
+            PolarFrames::Codewords(s) => s,
+            PolarFrames::Nr(c) => c.block_spec(),
+        }
+    }
+
+    /// The encoder of the frames.
+    pub fn encoder(&self) -> FramesEncoder {
         FramesEncoder(match self {
             PolarFrames::Codewords(s) => Box::new(PolarEncoder::new(s.clone())),
             PolarFrames::Nr(c) => Box::new(NrEncoder::new(c.clone())),
@@ -48,8 +58,9 @@ impl PolarFrames {
     }
 }
 
-/// The encoder of either kind of frame.
-struct FramesEncoder(Box<dyn Encoder>);
+/// The encoder of either kind of frame: payloads to bare codewords, or 5G
+/// messages to their E sent bits.
+pub struct FramesEncoder(Box<dyn Encoder>);
 
 impl Encoder for FramesEncoder {
     fn encode(&mut self, bits: &[u8], out: &mut Vec<u8>) -> CodeResult<()> {

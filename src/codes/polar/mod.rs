@@ -20,16 +20,18 @@ mod ga;
 mod link;
 pub mod nr;
 mod sequence;
+mod settings;
 mod spec;
 pub mod transform;
 
 pub use check::InfoCheck;
 pub use code::{BitKind, PolarCode, check_sizes};
 pub use construct::{Construction, MAX_FROZEN_FILE_BYTES, read_frozen_file};
-pub use decoder::{Algorithm, BP_ALPHA, BpConfig, BpPrecision, CpuPolar, DEFAULT_BATCH_CODEWORDS, EarlyStop, MAX_ITERATIONS, MAX_LIST};
+pub use decoder::{Algorithm, BP_ALPHA, BpConfig, BpPrecision, CpuPolar, DEFAULT_BATCH_CODEWORDS, EarlyStop, I8_MODEL_F32_SCALE, MAX_ITERATIONS, MAX_LIST, i8_model_f32_quantizer};
 pub use encoder::{PolarEncoder, codeword_of_info};
 pub use ga::{bit_channel_means, ga_reliability};
-pub use link::{PolarFrames, PolarLink};
+pub use link::{FramesEncoder, PolarFrames, PolarLink};
+pub use settings::{CrcName, DEFAULT_GA_DB, DEFAULT_N, MessageKind, PolarChain, PolarSettings, Precision, StopWhen};
 pub use sequence::{NR_MAX_N, nr_reliability};
 pub use spec::{PcRegister, PolarSpec};
 

@@ -8,6 +8,7 @@
 mod common;
 pub(crate) mod conv;
 mod groups;
+pub(crate) mod polar;
 pub(crate) mod turbo;
 
 use super::assembly::{Assembly, Node};
@@ -83,7 +84,7 @@ impl Kind {
 }
 
 /// Every code family, one line each.
-pub(super) const FAMILIES: &[&Family] = &[&conv::FAMILY, &turbo::FAMILY];
+pub(super) const FAMILIES: &[&Family] = &[&conv::FAMILY, &turbo::FAMILY, &polar::FAMILY];
 
 /// Every block kind a file may name: the shared ones, then each family's.
 pub fn kinds() -> impl Iterator<Item = &'static Kind> {

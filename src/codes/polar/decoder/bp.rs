@@ -52,8 +52,10 @@
 //!
 //! # The `i8` model (what the GPU kernel computes, bit for bit)
 //!
-//! Messages are `i8` in −128 … 127; channel LLRs are taken as they come
-//! (the quantizer gives −127 … 127). With |p|⁺ = min(|p|, 127) (so −128
+//! Messages are `i8` in −128 … 127; `i8` channel LLRs are taken as they
+//! come (the quantizer gives −127 … 127), `f32` ones quantized by the
+//! shared quantizer at [`I8_MODEL_F32_SCALE`](super::I8_MODEL_F32_SCALE) (round(4·llr), halves away
+//! from 0, saturated to ±127). With |p|⁺ = min(|p|, 127) (so −128
 //! counts as 127):
 //!
 //! 1. m = min(|p|⁺, |q|⁺), an integer 0 … 127;
@@ -80,7 +82,8 @@
 //! and four elements of a stage are updated per instruction.
 
 use super::minsum::f;
-use crate::codes::llr::Llr;
+use crate::codes::channel::Quantizer;
+use crate::codes::llr::{Llr, LlrType};
 use crate::codes::polar::code::BitKind;
 use crate::codes::polar::spec::PolarSpec;
 use crate::codes::polar::transform::{polar_transform, words};
@@ -114,7 +117,7 @@ pub(super) trait Arith: Copy + Send + Sync {
     /// The prior of a frozen bit.
     const CERTAIN: Self::M;
     /// A channel LLR as a message.
-    fn load(llr: f32) -> Self::M;
+    fn load<T: Llr>(&self, llr: T) -> Self::M;
     /// F(p, q) = α·f(p, q).
     fn scaled(&self, p: Self::M, q: Self::M) -> Self::M;
     /// p + q.
@@ -135,8 +138,8 @@ impl Arith for F32Arith {
     type M = f32;
     const CERTAIN: f32 = f32::INFINITY;
     #[inline(always)]
-    fn load(llr: f32) -> f32 {
-        llr
+    fn load<T: Llr>(&self, llr: T) -> f32 {
+        llr.to_f32()
     }
     #[inline(always)]
     fn scaled(&self, p: f32, q: f32) -> f32 {
@@ -158,15 +161,21 @@ impl Arith for F32Arith {
 
 /// The `i8` model (module documentation).
 #[derive(Debug, Clone, Copy)]
-pub(super) struct I8Arith;
+pub(super) struct I8Arith {
+    /// How `f32` LLRs become messages ([`super::I8_MODEL_F32_SCALE`]).
+    pub(super) f32_in: Quantizer,
+}
 
 impl Arith for I8Arith {
     type M = i8;
     const CERTAIN: i8 = 127;
     #[inline(always)]
-    fn load(llr: f32) -> i8 {
-        // The `i8` decoder takes `i8` LLRs only: `llr` is one of them.
-        llr as i8
+    fn load<T: Llr>(&self, llr: T) -> i8 {
+        match T::TYPE {
+            // Exact: an i8 LLR is its own message, −128 included.
+            LlrType::I8 => llr.to_f32() as i8,
+            LlrType::F32 => self.f32_in.one(llr.to_f32()),
+        }
     }
     #[inline(always)]
     fn scaled(&self, p: i8, q: i8) -> i8 {
@@ -231,7 +240,7 @@ impl<A: Arith> Bp<A> {
         self.l.fill(A::M::default());
         self.r.fill(A::M::default());
         for (o, &a) in self.l[m * n..].iter_mut().zip(llrs) {
-            *o = A::load(a.to_f32());
+            *o = self.arith.load(a);
         }
         for (o, &k) in self.r[..n].iter_mut().zip(code.kinds()) {
             if k == BitKind::Frozen {
@@ -350,7 +359,7 @@ mod tests {
     /// The `i8` element functions by hand, as the module documentation states them.
     #[test]
     fn the_i8_model_by_hand() {
-        let a = I8Arith;
+        let a = I8Arith { f32_in: super::super::i8_model_f32_quantizer() };
         assert_eq!(a.scaled(100, -30), -28); // m = 30: 30 − (38 >> 4) = 28, signs differ
         assert_eq!(a.scaled(-8, -100), 7); // m = 8: 8 − 1, a half rounded towards 0
         assert_eq!(a.scaled(7, 9), 7); // m < 8 stays

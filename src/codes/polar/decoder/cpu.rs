@@ -6,7 +6,7 @@ use super::bp::{Bp, BpResult, F32Arith, I8Arith};
 use super::plan::Plan;
 use super::sc::{LANES, ScLanes};
 use super::scl::ListDecoder;
-use super::{Algorithm, BpPrecision};
+use super::{Algorithm, BpPrecision, i8_model_f32_quantizer};
 use crate::codes::polar::finished::Finished;
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
 use crate::codes::error::CodeResult;
@@ -68,7 +68,7 @@ impl<T: Llr> CpuPolar<T> {
     /// `threads` threads (0: every core, at most
     /// [`MAX_THREADS`](crate::codes::threads::MAX_THREADS)).
     pub fn new(spec: PolarSpec, algorithm: Algorithm, threads: usize) -> CodeResult<Self> {
-        algorithm.validate(&spec, T::TYPE)?;
+        algorithm.validate(&spec)?;
         let threads = decoder_threads(threads)?;
         let shape = [UnitShape::exact(spec.n(), spec.payload_len())];
         let plan = Arc::new(Plan::new(spec.code(), true));
@@ -145,7 +145,7 @@ impl<T: Llr> CpuPolar<T> {
             Algorithm::Scl { list } => Scratch::Scl(Box::new(ListDecoder::new(m, list))),
             Algorithm::Bp(cfg) => match cfg.precision {
                 BpPrecision::F32 { alpha } => Scratch::BpF32(Bp::new(F32Arith { alpha }, cfg.iterations, cfg.early_stop, m, k)),
-                BpPrecision::I8 => Scratch::BpI8(Bp::new(I8Arith, cfg.iterations, cfg.early_stop, m, k)),
+                BpPrecision::I8 => Scratch::BpI8(Bp::new(I8Arith { f32_in: i8_model_f32_quantizer() }, cfg.iterations, cfg.early_stop, m, k)),
             },
         }
     }

@@ -15,8 +15,8 @@ mod scl;
 pub use bp::EarlyStop;
 pub use cpu::{CpuPolar, DEFAULT_BATCH_CODEWORDS};
 
+use crate::codes::channel::Quantizer;
 use crate::codes::error::{CodeResult, invalid};
-use crate::codes::llr::LlrType;
 use crate::codes::polar::spec::PolarSpec;
 
 /// The longest list of the list decoder.
@@ -26,6 +26,18 @@ pub const MAX_ITERATIONS: u32 = 1000;
 /// The scaling of min-sum BP in the seed paper (and Yuan and Parhi's): 15/16.
 pub const BP_ALPHA: f32 = 0.9375;
 
+/// The scale at which the `i8` BP model (CPU and GPU) quantizes `f32`
+/// LLRs: round(4·llr), 8σ² for σ² = 1/2 (min-sum does not depend on the
+/// scale but for rounding and saturation; 8σ² decoded better than the
+/// channel's matched 16σ² in the study). For a scale matched to the
+/// channel, quantize there and hand the decoder `i8` LLRs.
+pub const I8_MODEL_F32_SCALE: f32 = 4.0;
+
+/// The quantizer of `f32` LLRs into the `i8` BP model.
+pub fn i8_model_f32_quantizer() -> Quantizer {
+    Quantizer::new(I8_MODEL_F32_SCALE).unwrap_or_else(|_| unreachable!("a finite positive constant"))
+}
+
 /// The number type of BP's messages.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum BpPrecision {
@@ -34,7 +46,8 @@ pub enum BpPrecision {
         /// The scaling of every check-node output.
         alpha: f32,
     },
-    /// The `i8` model of the GPU decoder (α = 15/16, fixed); `i8` LLRs only.
+    /// The `i8` model of the GPU decoder (α = 15/16, fixed); `f32` LLRs
+    /// are quantized first ([`I8_MODEL_F32_SCALE`]).
     I8,
 }
 
@@ -81,9 +94,8 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
-    /// Check the algorithm's parameters, and that it can decode `spec` from
-    /// LLRs of type `llr`.
-    pub fn validate(&self, spec: &PolarSpec, llr: LlrType) -> CodeResult<()> {
+    /// Check the algorithm's parameters, and that it can decode `spec`.
+    pub fn validate(&self, spec: &PolarSpec) -> CodeResult<()> {
         match *self {
             Algorithm::Sc => Ok(()),
             Algorithm::Scl { list } if (1..=MAX_LIST).contains(&list) => Ok(()),
@@ -97,7 +109,6 @@ impl Algorithm {
                 }
                 match cfg.precision {
                     BpPrecision::F32 { alpha } if !(alpha > 0.0 && alpha <= 1.0) => Err(invalid!("BP scaling α = {alpha}: give 0 < α ≤ 1")),
-                    BpPrecision::I8 if llr != LlrType::I8 => Err(invalid!("the i8 BP model decodes i8 LLRs, not {llr}")),
                     _ => Ok(()),
                 }
             }

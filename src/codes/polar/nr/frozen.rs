@@ -37,8 +37,8 @@ pub fn nr_code(k: usize, e: usize, n: usize, pc: ParityChecks) -> CodeResult<Pol
     // Q_F^tmp: the bits rate matching leaves out (§5.4.1.1).
     let selection = Selection::of(k, e, n);
     match selection {
-        Selection::Repeat => {}
-        Selection::Puncture => {
+        Selection::Repetition => {}
+        Selection::Puncturing => {
             for j in 0..n - e {
                 kinds[subblock_index(n, j)] = BitKind::Frozen;
             }
@@ -46,7 +46,7 @@ pub fn nr_code(k: usize, e: usize, n: usize, pc: ParityChecks) -> CodeResult<Pol
             let more = if 4 * e >= 3 * n { (3 * n - 2 * e).div_ceil(4) } else { (9 * n - 4 * e).div_ceil(16) };
             kinds[..more.min(n)].fill(BitKind::Frozen);
         }
-        Selection::Shorten => {
+        Selection::Shortening => {
             for j in e..n {
                 kinds[subblock_index(n, j)] = BitKind::Frozen;
             }

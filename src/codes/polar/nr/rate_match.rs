@@ -31,31 +31,31 @@ pub fn subblock_index(n: usize, j: usize) -> usize {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Selection {
     /// E ≥ N: the buffer over and over.
-    Repeat,
+    Repetition,
     /// E < N and K/E ≤ 7/16: the last E bits.
-    Puncture,
+    Puncturing,
     /// E < N and K/E > 7/16: the first E bits.
-    Shorten,
+    Shortening,
 }
 
 impl Selection {
     /// The selection of `k` bits sent in `e` by a mother code of `n`.
     pub fn of(k: usize, e: usize, n: usize) -> Self {
         if e >= n {
-            Selection::Repeat
+            Selection::Repetition
         } else if 16 * k <= 7 * e {
-            Selection::Puncture
+            Selection::Puncturing
         } else {
-            Selection::Shorten
+            Selection::Shortening
         }
     }
 
     /// `repetition`, `puncturing` or `shortening`.
     pub fn name(self) -> &'static str {
         match self {
-            Selection::Repeat => "repetition",
-            Selection::Puncture => "puncturing",
-            Selection::Shorten => "shortening",
+            Selection::Repetition => "repetition",
+            Selection::Puncturing => "puncturing",
+            Selection::Shortening => "shortening",
         }
     }
 }
@@ -85,7 +85,7 @@ impl Combine for i8 {
 /// ```
 /// use gpufec::codes::polar::nr::{RateMatch, Selection};
 /// let rm = RateMatch::new(20, 60, 64, true).unwrap();
-/// assert_eq!(rm.selection(), Selection::Puncture);
+/// assert_eq!(rm.selection(), Selection::Puncturing);
 /// let d: Vec<u8> = (0..64).map(|i| (i % 3 == 0) as u8).collect();
 /// let mut sent = Vec::new();
 /// rm.select(&d, &mut sent).unwrap();
@@ -121,7 +121,7 @@ impl RateMatch {
         }
         let selection = Selection::of(k, e, n);
         // e_i = y_{i mod N}, y_{i + N − E} or y_i; y_j = d_{J(j)}.
-        let offset = if selection == Selection::Puncture { n - e } else { 0 };
+        let offset = if selection == Selection::Puncturing { n - e } else { 0 };
         let picked: Vec<u16> = (0..e).map(|i| subblock_index(n, (i + offset) % n) as u16).collect();
         let map = if channel_interleaved { triangle_order(e).into_iter().map(|i| picked[i]).collect() } else { picked };
         Ok(Self { n, selection, channel_interleaved, map })
@@ -155,7 +155,7 @@ impl RateMatch {
     /// The coded bits (d_j, j ∈ 0..N) that shortening leaves out: the
     /// receiver knows they are 0.
     pub fn shortened(&self) -> impl Iterator<Item = usize> + '_ {
-        let from = if self.selection == Selection::Shorten { self.e() } else { self.n };
+        let from = if self.selection == Selection::Shortening { self.e() } else { self.n };
         (from..self.n).map(|j| subblock_index(self.n, j))
     }
 
@@ -245,7 +245,7 @@ mod tests {
 
     #[test]
     fn recovery_undoes_selection_in_every_mode() {
-        for (k, e, n, mode) in [(20, 60, 64, Selection::Puncture), (50, 90, 128, Selection::Shorten), (20, 300, 128, Selection::Repeat)] {
+        for (k, e, n, mode) in [(20, 60, 64, Selection::Puncturing), (50, 90, 128, Selection::Shortening), (20, 300, 128, Selection::Repetition)] {
             for ci in [false, true] {
                 let rm = RateMatch::new(k, e, n, ci).unwrap();
                 assert_eq!(rm.selection(), mode);
