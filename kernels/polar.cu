@@ -4,7 +4,11 @@
 // computes (codes/polar/decoder/bp.rs: its graph, schedule and arithmetic
 // are written down there; this file follows them step for step).
 //
-// One group of PTPC threads decodes one codeword; a CTA holds PCW groups.
+// One group of PTPC threads decodes one codeword; a CTA holds PCW groups,
+// which never wait for each other: a group synchronises its own threads
+// only (a named barrier of its own, or the group's lanes of a warp), so a
+// codeword that stops early lets its threads leave while the CTA's other
+// codewords go on.
 // A codeword's messages are N·(m + 1) bytes of L and as many of R, in
 // shared memory (PGLOBAL 0: the full-parallel decoder, sized by the host
 // from the device's opt-in shared memory per block) or in a global scratch
@@ -41,6 +45,22 @@ constexpr int TAIL_WORDS = 2 * PUW + 4;
 // The control words: a mismatch seen by the G-matrix check, still active,
 // the iterations run, whether the check held last.
 constexpr int CTL_DIFF = 0, CTL_ACTIVE = 1, CTL_ITERS = 2, CTL_HOLDS = 3;
+
+static_assert(PTPC < 32 || PCW <= 15, "a group of whole warps needs a named barrier of its own (1..15)");
+
+// The barrier of one codeword's threads (with the memory ordering of
+// __syncthreads among them).
+struct Group {
+    u32 id;    // the named barrier: 1 + the codeword's place in the CTA
+    u32 mask;  // the group's lanes, when it is part of a warp
+    __device__ __forceinline__ void sync() const {
+#if PTPC >= 32
+        asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(PTPC) : "memory");
+#else
+        __syncwarp(mask);
+#endif
+    }
+};
 
 static __device__ __forceinline__ u32 ld(const u8* p) { return *reinterpret_cast<const u32*>(p); }
 static __device__ __forceinline__ void st(u8* p, u32 v) { *reinterpret_cast<u32*>(p) = v; }
@@ -114,10 +134,10 @@ static __device__ void decide(const u8* L, const u8* R, int j, u32* bits, int la
     }
 }
 
-// v ← v·G for N bits packed in PUW words, by one codeword's threads; every
-// thread of the CTA must call it (it synchronises the CTA between stages
-// that cross words).
-static __device__ void transform(u32* v, int lane) {
+// v ← v·G for N bits packed in PUW words, by one codeword's threads, every
+// one of which must call it (it synchronises them between stages that cross
+// words, and at the end).
+static __device__ void transform(u32* v, int lane, const Group& g) {
     constexpr int INWORD = PM < 5 ? PM : 5;
     for (int w = lane; w < PUW; w += PTPC) {
         u32 x = v[w];
@@ -129,13 +149,13 @@ static __device__ void transform(u32* v, int lane) {
         v[w] = x;
     }
     for (int hw = 1; hw < PUW; hw *= 2) {
-        __syncthreads();
+        g.sync();
         for (int p = lane; p < PUW / 2; p += PTPC) {
             const int j = (p / hw) * 2 * hw + p % hw;
             v[j] ^= v[j + hw];
         }
     }
-    __syncthreads();
+    g.sync();
 }
 
 // Four channel LLRs of a codeword as messages.
@@ -173,7 +193,9 @@ extern "C" __global__ void __launch_bounds__(PTPC * PCW) polar_bp(const void* __
     extern __shared__ __align__(16) u8 smem[];
     const int c = threadIdx.x / PTPC, lane = threadIdx.x % PTPC;
     const unsigned long long unit = (unsigned long long)blockIdx.x * PCW + c;
-    const bool real = unit < count;
+    // A group of a partial last CTA with no codeword waits for no one.
+    if (unit >= count) return;
+    const Group g = {(u32)c + 1u, PTPC >= 32 ? FULL_MASK : ((1u << (PTPC & 31)) - 1u) << ((threadIdx.x & 31) / PTPC * PTPC)};
 #if PGLOBAL
     u8* msg = scratch + unit * MSG_BYTES;
     u32* tail = reinterpret_cast<u32*>(smem) + c * TAIL_WORDS;
@@ -190,54 +212,48 @@ extern "C" __global__ void __launch_bounds__(PTPC * PCW) polar_bp(const void* __
     const u32* info = tables + PUW;
 
     // L[m] = the channel, R[0] = 127 for a frozen bit, every other message 0.
-    if (real) {
-        constexpr int COL_WORDS = PN / 4;
-        for (int w = lane; w < (PM + 1) * COL_WORDS; w += PTPC) {
-            const int col = w / COL_WORDS, at = w % COL_WORDS;
-            reinterpret_cast<u32*>(L)[w] = col == PM ? channel(llrs, unit, at) : 0u;
-            u32 prior = 0;
-            if (col == 0) {
-                const u32 f = (frozen[at >> 3] >> ((at & 7) * 4)) & 0xfu;
+    constexpr int COL_WORDS = PN / 4;
+    for (int w = lane; w < (PM + 1) * COL_WORDS; w += PTPC) {
+        const int col = w / COL_WORDS, at = w % COL_WORDS;
+        reinterpret_cast<u32*>(L)[w] = col == PM ? channel(llrs, unit, at) : 0u;
+        u32 prior = 0;
+        if (col == 0) {
+            const u32 f = (frozen[at >> 3] >> ((at & 7) * 4)) & 0xfu;
 #pragma unroll
-                for (int k = 0; k < 4; k++) prior |= ((f >> k) & 1u) * (0x7fu << (8 * k));
-            }
-            reinterpret_cast<u32*>(R)[w] = prior;
+            for (int k = 0; k < 4; k++) prior |= ((f >> k) & 1u) * (0x7fu << (8 * k));
         }
+        reinterpret_cast<u32*>(R)[w] = prior;
     }
     if (lane == 0) {
         ctl[CTL_DIFF] = 0;
-        ctl[CTL_ACTIVE] = real;
+        ctl[CTL_ACTIVE] = 1;
         ctl[CTL_ITERS] = PIMAX;
         ctl[CTL_HOLDS] = 0;
     }
-    __syncthreads();
+    g.sync();
 
     for (int t = 1; t <= PIMAX; t++) {
-        const bool active = ctl[CTL_ACTIVE] != 0;
         for (int s = PM - 1; s >= 0; s--) {
-            if (active) stage<true>(L, R, s, lane);
-            __syncthreads();
+            stage<true>(L, R, s, lane);
+            g.sync();
         }
         for (int s = 0; s < PM; s++) {
-            if (active) stage<false>(L, R, s, lane);
-            __syncthreads();
+            stage<false>(L, R, s, lane);
+            g.sync();
         }
         if (PSTOP || t == PIMAX) {
-            if (active) {
-                decide(L, R, 0, ubits, lane);
-                decide(L, R, PM, xbits, lane);
-                for (int w = lane; w < PUW; w += PTPC) ubits[w] &= ~frozen[w];
-            }
+            decide(L, R, 0, ubits, lane);
+            decide(L, R, PM, xbits, lane);
+            for (int w = lane; w < PUW; w += PTPC) ubits[w] &= ~frozen[w];
             if (lane == 0) ctl[CTL_DIFF] = 0;
-            __syncthreads();
+            g.sync();
             // û·G = x̂ exactly when û = x̂·G (G·G = I), so x̂ is transformed
             // in place and û kept for the output.
-            transform(xbits, lane);
-            if (active)
-                for (int w = lane; w < PUW; w += PTPC)
-                    if (xbits[w] != ubits[w]) ctl[CTL_DIFF] = 1;
-            __syncthreads();
-            if (active && lane == 0) {
+            transform(xbits, lane, g);
+            for (int w = lane; w < PUW; w += PTPC)
+                if (xbits[w] != ubits[w]) ctl[CTL_DIFF] = 1;
+            g.sync();
+            if (lane == 0) {
                 const bool holds = ctl[CTL_DIFF] == 0;
                 ctl[CTL_HOLDS] = holds;
                 if ((PSTOP && holds) || t == PIMAX) {
@@ -245,12 +261,12 @@ extern "C" __global__ void __launch_bounds__(PTPC * PCW) polar_bp(const void* __
                     ctl[CTL_ACTIVE] = 0;
                 }
             }
+            g.sync();
+            if (ctl[CTL_ACTIVE] == 0) break;
         }
-        if (!__syncthreads_or(lane == 0 && ctl[CTL_ACTIVE] != 0)) break;
     }
 
-    if (PSYS) transform(ubits, lane);
-    if (!real) return;
+    if (PSYS) transform(ubits, lane, g);
     u32* o = out + unit * POW;
     for (int w = lane; w < PKW; w += PTPC) {
         u32 v = 0;
