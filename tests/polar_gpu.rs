@@ -67,8 +67,8 @@ fn gpu_bp_equals_the_cpu_i8_model_over_every_length() {
     }
     let seed = fresh_seed();
     for (n, construction, ebn0) in [
-        (8, "5g", 3.0),
-        (16, "ga:1", 3.0),
+        (8, "5g", 1.0),
+        (16, "ga:1", 1.0),
         (32, "5g", 2.5),
         (64, "5g", 2.5),
         (128, "ga:2", 2.5),
