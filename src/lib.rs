@@ -12,4 +12,5 @@ pub mod codes;
 pub mod gpu;
 pub mod blocks;
 pub mod flowgraph;
+pub mod files;
 pub mod cli;

@@ -24,9 +24,11 @@ pub(crate) fn run_through<I: CpuSample, O: CpuSample>(
     let src = fg.add(VectorSource::<I>::new(input));
     fg.stream_dyn(src, "output", block, "input").map_err(|e| e.to_string())?;
     fg.stream_dyn(block, "output", snk, "input").map_err(|e| e.to_string())?;
-    match runtime().run(fg) {
-        Ok(fg) => Ok(snk.get(&fg).map_err(|e| e.to_string())?.items().clone()),
-        Err(e) => Err(errors.message().unwrap_or_else(|| e.to_string())),
+    match (runtime().run(fg), errors.message()) {
+        // A block may end normally and still fail the run (a stream cut inside a unit).
+        (Ok(_), Some(e)) => Err(e),
+        (Ok(fg), None) => Ok(snk.get(&fg).map_err(|e| e.to_string())?.items().clone()),
+        (Err(e), m) => Err(m.unwrap_or_else(|| e.to_string())),
     }
 }
 

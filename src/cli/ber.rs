@@ -6,7 +6,9 @@
 use super::count::count_usize;
 use super::curve::{CurveArgs, EBN0, run_curve};
 use super::grid::Grid;
-use super::settings::{given, resolve};
+use super::settings::{flag, given, resolve};
+use crate::codes::settings::FieldType;
+use crate::files::{Use, refuse_overwriting};
 use crate::codes::llr::LlrType;
 use crate::codes::threads::MAX_THREADS;
 use crate::flowgraph::family::Family;
@@ -42,7 +44,18 @@ pub(super) fn llr_type(s: &str) -> anyhow::Result<LlrType> {
 pub fn ber(family: &Family, m: &ArgMatches) -> anyhow::Result<bool> {
     let a = BerArgs::from_arg_matches(m)?;
     anyhow::ensure!(a.threads <= MAX_THREADS, "--threads {}: at most {MAX_THREADS}", a.threads);
-    let code = resolve(family, given(m, family.fields))?;
+    let given = given(m, family.fields);
+    if let Some(json) = &a.curve.json {
+        // Before the settings read their files: none of them may be the curve's.
+        let inputs: Vec<Use> = family
+            .fields
+            .iter()
+            .filter(|f| f.ty == FieldType::InputFile)
+            .filter_map(|f| Some(Use::new(flag(f.name), given.get(f.name)?.as_str()?)))
+            .collect();
+        refuse_overwriting(&inputs, &[Use::new("--json", json)])?;
+    }
+    let code = resolve(family, given)?;
     let llr = a.llr.unwrap_or(family.default_llr);
     let options = BackendOptions { backend: a.backend, cpu_threads: a.threads, ..Default::default() };
     let (mut link, choice) = code.link(llr, &options).with_context(|| format!("--backend {}", a.backend))?;

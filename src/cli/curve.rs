@@ -177,8 +177,9 @@ pub fn run_curve(
         link.check(x).map_err(|e| anyhow::anyhow!("{}: {e}", axis.flag))?;
     }
     if let Some(path) = &args.json {
-        // Fail now rather than after the first point.
-        std::fs::write(path, "").map_err(|e| anyhow::anyhow!("--json: cannot write {}: {e}", path.display()))?;
+        // Fail now rather than after the first point; the file itself is
+        // replaced only by a whole curve.
+        crate::files::check_writable(path).map_err(|e| anyhow::anyhow!("--json: {e}"))?;
     }
     parameters.insert("max_bits".into(), args.max_bits.into());
     parameters.insert("max_errors".into(), args.max_errors.into());
@@ -186,7 +187,7 @@ pub fn run_curve(
     let mut curve = Curve { axis, parameters, points: Vec::new() };
     let status = StatusLine::new();
     let every = status.tick(Duration::from_millis(250), Duration::from_secs(5));
-    interrupt::install();
+    interrupt::install(interrupt::OnSignal::Report);
     for &x in &grid.0 {
         let point = run_point(link, x, args.seed, stop, interrupt::flag(), every, |p| status.show(&progress_line(axis, p)));
         status.clear();
@@ -195,7 +196,7 @@ pub fn run_curve(
         println!("{}", point_line(axis, &last));
         if let Some(path) = &args.json {
             let text = serde_json::to_string_pretty(&curve.to_json())?;
-            std::fs::write(path, text + "\n").map_err(|e| anyhow::anyhow!("--json: cannot write {}: {e}", path.display()))?;
+            crate::files::replace(path, (text + "\n").as_bytes()).map_err(|e| anyhow::anyhow!("--json: {e}"))?;
         }
         if last.ended == Ended::Interrupted {
             return Ok(true);

@@ -85,6 +85,7 @@ fn dispatch(m: &ArgMatches) -> anyhow::Result<bool> {
             let args = BenchArgs::from_arg_matches(m)?;
             let given = settings::given(m, f.family.fields);
             let code = settings::resolve(f.family, given.clone())?;
+            interrupt::install(interrupt::OnSignal::Quit);
             (f.bench)(code.as_ref(), &given, &args).map(|()| false)
         }
         Some(("info", _)) => info::info().map(|()| false),
@@ -94,7 +95,8 @@ fn dispatch(m: &ArgMatches) -> anyhow::Result<bool> {
 
 /// The `gpufec` command: parse the command line, run, and turn the outcome
 /// into an exit status (0; 1 with one `error: ...` line; 2 for a command line
-/// the parser rejects; 130 after Ctrl-C, with the summary of what was counted).
+/// the parser rejects; 130 after Ctrl-C and 143 after SIGTERM, with the summary
+/// of what was counted, or for `bench` the rows measured so far).
 ///
 /// Call it first thing in a program's `main`, before any other thread
 /// starts: it may set `TMPDIR` (see `buffers_in_shared_memory`).
@@ -103,7 +105,7 @@ pub fn main() -> ExitCode {
     let matches = command().get_matches();
     match dispatch(&matches) {
         Ok(false) => ExitCode::SUCCESS,
-        Ok(true) => ExitCode::from(INTERRUPTED),
+        Ok(true) => ExitCode::from(interrupt::exit_status()),
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE

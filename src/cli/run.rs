@@ -54,7 +54,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<bool> {
     }
     let status = StatusLine::new();
     let tick = status.tick(Duration::from_millis(250), Duration::from_secs(1));
-    interrupt::install();
+    interrupt::install(interrupt::OnSignal::Report);
     let summary = crate::flowgraph::run_on(a.executors, built, tick, interrupt::flag(), |p| status.show(&progress_line(p)));
     status.clear();
     let summary = summary?;

@@ -18,7 +18,7 @@ pub fn with_fields(command: Command, fields: &'static [Field]) -> Command {
         match f.ty {
             FieldType::Count => arg.value_parser(parse_count),
             FieldType::Real => arg.value_parser(parse_real).allow_hyphen_values(true),
-            FieldType::Text => arg.allow_hyphen_values(true),
+            FieldType::Text | FieldType::InputFile => arg.allow_hyphen_values(true),
             FieldType::Choice(options) => arg.value_parser(PossibleValuesParser::new(options.iter().copied())),
         }
     }))
@@ -38,7 +38,7 @@ pub fn given(m: &ArgMatches, fields: &'static [Field]) -> Map<String, Value> {
         let value = match f.ty {
             FieldType::Count => m.get_one::<u64>(f.name).map(|&v| Value::from(v)),
             FieldType::Real => m.get_one::<f64>(f.name).map(|&v| Value::from(v)),
-            FieldType::Text | FieldType::Choice(_) => m.get_one::<String>(f.name).map(|v| Value::from(v.as_str())),
+            FieldType::Text | FieldType::InputFile | FieldType::Choice(_) => m.get_one::<String>(f.name).map(|v| Value::from(v.as_str())),
         };
         if let Some(v) = value {
             values.insert(f.name.to_string(), v);

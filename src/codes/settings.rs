@@ -21,8 +21,11 @@ pub enum FieldType {
     Count,
     /// A real number.
     Real,
-    /// Text (a list, a pattern, a path).
+    /// Text (a list, a pattern).
     Text,
+    /// The path of a file the settings read (an interleaver): no output of a
+    /// run may be that file.
+    InputFile,
     /// One of the listed words.
     Choice(&'static [&'static str]),
 }

@@ -5,7 +5,8 @@
 use super::assembly::{Assembly, Built, Node};
 use super::family::{Code, family, families};
 use super::file::{BlockEntry, CodeEntry, FlowgraphFile, list};
-use super::params::{Args, Literal, Need, ParamType, Value, check};
+use super::params::{Access, Args, Literal, Need, ParamType, Value, check};
+use crate::files::Use;
 use crate::codes::settings::FieldType;
 use super::registry::{Kind, Ports, StreamType, kind, kinds};
 use crate::gpu::Backend;
@@ -41,6 +42,7 @@ pub fn build(file: &FlowgraphFile, options: &BuildOptions) -> anyhow::Result<Bui
     let codes = file.codes.iter().map(|c| resolve_code(file, c)).collect::<anyhow::Result<Vec<_>>>()?;
     let checked = file.blocks.iter().map(|b| check_block(file, b)).collect::<anyhow::Result<Vec<_>>>()?;
     let edges = plan_edges(file, &checked)?;
+    refuse_overwriting(file, &checked)?;
     let mut asm = Assembly::new(options.backend, options.profile, codes);
     let mut ids = vec![None; checked.len()];
     for i in sinks_first(file, &checked, &edges)? {
@@ -59,6 +61,35 @@ pub fn build(file: &FlowgraphFile, options: &BuildOptions) -> anyhow::Result<Bui
         })?;
     }
     Ok(asm.finish())
+}
+
+/// Refuse a sink path that is one of the run's inputs (a block's file, a
+/// code's file, the flowgraph file itself) or another sink's, before any
+/// block opens anything.
+fn refuse_overwriting(file: &FlowgraphFile, blocks: &[Checked]) -> anyhow::Result<()> {
+    let (mut inputs, mut outputs) = (Vec::new(), Vec::new());
+    if let Some(path) = &file.path {
+        inputs.push(Use::new("the flowgraph file", path));
+    }
+    for code in &file.codes {
+        let Some(fam) = family(&code.family) else { continue };
+        for f in fam.fields.iter().filter(|f| f.ty == FieldType::InputFile) {
+            if let Some(path) = code.fields.get(f.name).and_then(|raw| resolve(file, raw).ok()).and_then(|(v, _)| v.as_str()) {
+                inputs.push(Use::new(format!("code '{}', its {}", code.name, f.name), path));
+            }
+        }
+    }
+    for b in blocks {
+        for p in b.kind.params() {
+            let (ParamType::Path(access), Some(Value::Text(path))) = (p.ty, b.args.values.get(p.name)) else { continue };
+            let by = format!("block '{}'", b.entry.name);
+            match access {
+                Access::Reads => inputs.push(Use::new(by, path)),
+                Access::Writes => outputs.push(Use::new(by, path)),
+            }
+        }
+    }
+    crate::files::refuse_overwriting(&inputs, &outputs).map_err(|e| anyhow::anyhow!("{}: {e}", file.label))
 }
 
 /// The block output that really feeds `output`: itself, or, when its block
@@ -108,6 +139,7 @@ fn param_type(ty: FieldType) -> ParamType {
         FieldType::Count => ParamType::Count,
         FieldType::Real => ParamType::Real,
         FieldType::Text => ParamType::Text,
+        FieldType::InputFile => ParamType::Path(Access::Reads),
         FieldType::Choice(options) => ParamType::Choice(options),
     }
 }

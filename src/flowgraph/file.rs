@@ -37,6 +37,9 @@ pub struct CodeEntry {
 pub struct FlowgraphFile {
     /// How messages name the file (its path as given).
     pub label: String,
+    /// The file it was read from (`None` when parsed from text): an input
+    /// of its run, which no sink may write.
+    pub path: Option<std::path::PathBuf>,
     /// The optional one-line `description`.
     pub description: Option<String>,
     /// The `[vars]` table.
@@ -97,7 +100,7 @@ impl FlowgraphFile {
             bail!("{label}: longer than {MAX_FILE_BYTES} bytes; a flowgraph file is a page of TOML");
         }
         let text = String::from_utf8(bytes).map_err(|e| anyhow::anyhow!("{label}: not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))?;
-        Self::parse(&label, &text)
+        Ok(Self { path: Some(path.to_path_buf()), ..Self::parse(&label, &text)? })
     }
 
     /// Parse `text`, naming it `label` in messages.
@@ -147,7 +150,7 @@ impl FlowgraphFile {
         if let Some(c) = codes.iter().find(|c: &&CodeEntry| blocks.iter().any(|b: &BlockEntry| b.name == c.name)) {
             bail!("{label}: '{}' names both a code and a block: give each its own name", c.name);
         }
-        Ok(Self { label: label.to_string(), description, vars, codes, blocks, connections })
+        Ok(Self { label: label.to_string(), path: None, description, vars, codes, blocks, connections })
     }
 
     /// Apply one `--set`: the block, code (or variable) must exist; whether

@@ -13,6 +13,9 @@ pub enum ParamType {
     Real,
     /// A string.
     Text,
+    /// The path of a file the block reads or writes (checked as text; the
+    /// builder refuses an output that is one of the run's inputs).
+    Path(Access),
     /// A code rate in (0, 1]: a number, or a fraction written `"3/4"`.
     Rate,
     /// One of the listed strings.
@@ -21,12 +24,22 @@ pub enum ParamType {
     Flag,
 }
 
+/// Whether a block reads or writes the file a [`ParamType::Path`] names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// An input of the run.
+    Reads,
+    /// An output of the run.
+    Writes,
+}
+
 impl fmt::Display for ParamType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ParamType::Count => write!(f, "a whole number ≥ 0"),
             ParamType::Real => write!(f, "a number"),
             ParamType::Text => write!(f, "a string"),
+            ParamType::Path(_) => write!(f, "a path"),
             ParamType::Rate => write!(f, "a rate in (0, 1] (a number or a fraction such as \"3/4\")"),
             ParamType::Choice(options) => write!(f, "one of {}", options.join(", ")),
             ParamType::Flag => write!(f, "true or false"),
@@ -117,7 +130,7 @@ pub(crate) fn check(ty: ParamType, value: &toml::Value) -> Result<Value, String>
         }
         (ParamType::Real, toml::Value::Integer(i)) => Ok(Value::Real(*i as f64)),
         (ParamType::Real, toml::Value::Float(x)) if x.is_finite() => Ok(Value::Real(*x)),
-        (ParamType::Text, toml::Value::String(s)) => Ok(Value::Text(s.clone())),
+        (ParamType::Text | ParamType::Path(_), toml::Value::String(s)) => Ok(Value::Text(s.clone())),
         (ParamType::Flag, toml::Value::Boolean(b)) => Ok(Value::Flag(*b)),
         (ParamType::Choice(options), toml::Value::String(s)) if options.contains(&s.as_str()) => {
             Ok(Value::Text(s.clone()))

@@ -1,7 +1,8 @@
 //! Running a built flowgraph while watching its live figures.
 
 use super::assembly::{Built, DecoderNote, LoadNote};
-use crate::blocks::{BerCounts, Throughput, runtime_on};
+use crate::blocks::{BerCounters, BerCounts, Throughput, ThroughputMeter, runtime_on};
+use std::sync::Arc;
 use futuresdr::runtime::Runtime;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -70,17 +71,27 @@ pub fn run_on(
         Runtime::block_on(task).map(drop).map_err(|e| e.to_string())
     });
     let mut next_tick = started + tick;
-    let (mut handle, mut interrupted, mut stop_sent) = (None, false, false);
+    let (mut handle, mut interrupted_at, mut stop_sent) = (None, None, false);
     while !worker.is_finished() {
         std::thread::sleep(Duration::from_millis(20));
         if handle.is_none() {
             handle = handle_rx.try_recv().ok();
         }
-        interrupted |= cancel.load(Ordering::Relaxed);
-        if let (true, false, Some(h)) = (interrupted, stop_sent, &handle) {
+        if interrupted_at.is_none() && cancel.load(Ordering::Relaxed) {
+            interrupted_at = Some(Instant::now());
+        }
+        if let (Some(_), false, Some(h)) = (interrupted_at, stop_sent, &handle) {
             // The run ends as the blocks finish; a failure to ask only means it already ended.
             let _ = Runtime::block_on(h.stop());
             stop_sent = true;
+        }
+        if interrupted_at.is_some_and(|t| t.elapsed() >= STOP_GRACE) {
+            // A block waits in a system call (a FIFO's open with nobody at
+            // the other end, which also holds up the start; a read of a
+            // silent pipe) and cannot hear the stop: report what was
+            // counted, and leave it to the process's end.
+            eprintln!("a block did not stop within {} s (it waits on a file or pipe): reporting what was counted", STOP_GRACE.as_secs());
+            return Ok(summary(&ber_sinks, &probes, decoders, loads, started.elapsed(), true));
         }
         if Instant::now() >= next_tick {
             on_tick(&progress(started));
@@ -92,7 +103,26 @@ pub fn run_on(
     if let Err(e) = outcome {
         anyhow::bail!(errors.message().unwrap_or(e));
     }
-    Ok(Summary {
+    // A block that ended its stream normally but found it wrong (cut inside a
+    // unit) has let the others write what came before: the run fails now.
+    if let Some(e) = errors.message() {
+        anyhow::bail!(e);
+    }
+    Ok(summary(&ber_sinks, &probes, decoders, loads, wall, interrupted_at.is_some()))
+}
+
+/// How long an interrupted run may take to stop before it is reported as it stands.
+const STOP_GRACE: Duration = Duration::from_secs(3);
+
+fn summary(
+    ber_sinks: &[(String, Arc<BerCounters>)],
+    probes: &[(String, Arc<ThroughputMeter>)],
+    decoders: Vec<DecoderNote>,
+    loads: Vec<LoadNote>,
+    wall: Duration,
+    interrupted: bool,
+) -> Summary {
+    Summary {
         stopped_at_target: ber_sinks.iter().any(|(_, c)| c.stopped()),
         interrupted,
         ber: ber_sinks.iter().map(|(n, c)| (n.clone(), c.counts())).collect(),
@@ -100,5 +130,5 @@ pub fn run_on(
         decoders,
         loads,
         wall,
-    })
+    }
 }

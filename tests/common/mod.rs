@@ -5,6 +5,7 @@
 
 use gpufec::flowgraph::{BuildOptions, FlowgraphFile, Override, Summary, build, run};
 use gpufec::gpu::Backend;
+use std::process::{Command, Output};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -54,3 +55,91 @@ pub fn say(line: &str) {
 pub fn skipped(test: &str, why: &anyhow::Error) {
     say(&format!("SKIPPED {test}: {why:#}"));
 }
+
+/// Start the `gpufec` binary with `args`, send it `signals` (back to back,
+/// as `timeout` and a process group's `kill` do) once a line on `watched`
+/// is `ready` (no sleeping: the signal comes when the run is under way,
+/// however fast the machine), and return its exit status and output.
+pub fn interrupted_by(args: &[&str], signals: &[&str], watched: Watched, ready: fn(&str) -> bool) -> Output {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpufec"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("gpufec starts");
+    let pid = child.id().to_string();
+    // A run that never shows progress must not hang the suite.
+    let (done, watching) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn({
+        let pid = pid.clone();
+        move || {
+            if watching.recv_timeout(std::time::Duration::from_secs(300)).is_err() {
+                let _ = Command::new("kill").args(["-KILL", &pid]).status();
+            }
+        }
+    });
+    let (stdout, stderr) = (child.stdout.take().expect("stdout piped"), child.stderr.take().expect("stderr piped"));
+    // The stream not watched is drained meanwhile, so a full pipe cannot stall the run.
+    let (watched_stream, other): (Box<dyn std::io::Read + Send>, Box<dyn std::io::Read + Send>) = match watched {
+        Watched::Stderr => (Box::new(stderr), Box::new(stdout)),
+        Watched::Stdout => (Box::new(stdout), Box::new(stderr)),
+    };
+    let drain = std::thread::spawn(move || {
+        let mut text = String::new();
+        let mut other = other;
+        std::io::Read::read_to_string(&mut other, &mut text).expect("output reads");
+        text
+    });
+    let mut reader = std::io::BufReader::new(watched_stream);
+    let (mut seen, mut line) = (String::new(), String::new());
+    while reader.read_line(&mut line).expect("output reads") > 0 {
+        seen += &line;
+        if ready(&line) {
+            break;
+        }
+        line.clear();
+    }
+    for sig in signals {
+        let killed = Command::new("kill").args([*sig, pid.as_str()]).status().expect("kill runs");
+        assert!(killed.success());
+    }
+    std::io::Read::read_to_string(&mut reader, &mut seen).expect("output reads");
+    let other = drain.join().expect("the drain ends");
+    let status = child.wait().expect("gpufec ends");
+    let _ = done.send(());
+    watchdog.join().expect("the watchdog ends");
+    let (out, err) = match watched {
+        Watched::Stderr => (other, seen),
+        Watched::Stdout => (seen, other),
+    };
+    Output { status, stdout: out.into_bytes(), stderr: err.into_bytes() }
+}
+
+/// Which output shows that a command has counted bits.
+#[derive(Clone, Copy)]
+pub enum Watched {
+    /// The progress lines of `run` and `ber`.
+    Stderr,
+    /// The rows of `bench`.
+    Stdout,
+}
+
+/// [`interrupted_by`] one SIGINT once progress shows on stderr.
+pub fn interrupted(args: &[&str]) -> Output {
+    interrupted_by(args, &["-INT"], Watched::Stderr, counted)
+}
+
+/// Whether a progress line reports bits counted: `Eb/N0 3.00 dB: 12345
+/// bits, ...` (`ber`), `1.0 s  bits 12345  ...` (`run`), or a row of
+/// `bench` (`... 139.2  cpu (1 thread, ...)`).
+pub fn counted(line: &str) -> bool {
+    if line.contains(" cpu (") {
+        return true;
+    }
+    let words: Vec<&str> = line.split(|c: char| c.is_whitespace() || c == ',' || c == ':').filter(|w| !w.is_empty()).collect();
+    words.iter().enumerate().any(|(i, w)| {
+        *w == "bits" && [i.checked_sub(1), Some(i + 1)].into_iter().flatten().filter_map(|j| words.get(j)).any(|n| n.parse::<u64>().is_ok_and(|n| n > 0))
+    })
+}
+

@@ -51,6 +51,9 @@ pub(crate) struct Engine<T: CpuSample + Copy> {
     waiting_since: Option<Instant>,
     /// The input ended and the cutter was told.
     ended: bool,
+    /// Why the stream's end was wrong (it ended inside a unit), said once
+    /// the whole units before it are decoded and written.
+    cut_off: Option<anyhow::Error>,
     stats: Arc<DecoderStats>,
     spans: Vec<UnitSpan>,
     /// The decoder hands bits packed (`queue.packed`), for packed output.
@@ -113,11 +116,23 @@ impl<T: CpuSample + Copy> Engine<T> {
             tags_to: 0,
             waiting_since: None,
             ended: false,
+            cut_off: None,
             stats: Arc::default(),
             spans: Vec::new(),
             packs,
             packed_bits: 0,
         })
+    }
+
+    /// Once the block finished: why its stream ended wrong, saying how much
+    /// before it was decoded and passed on. The block ends normally all the
+    /// same, so that the blocks after it write all of that out; the run then
+    /// fails with this.
+    pub fn cut_off(&mut self) -> Option<anyhow::Error> {
+        let e = self.cut_off.take()?;
+        let c = self.stats.counts();
+        let units = if c.units == 1 { "unit" } else { "units" };
+        Some(anyhow::anyhow!("{e:#}; the {} whole {units} before it were decoded and passed on ({} bits)", c.units, c.bits))
     }
 
     pub fn describe(&self) -> String {
@@ -236,9 +251,10 @@ impl<T: CpuSample + Copy> Engine<T> {
                 return Ok(false);
             }
             let before = self.pending.units.len();
-            self.cutter.end(&mut self.pending).context("at the end of the stream")?;
+            let end = self.cutter.end(&mut self.pending);
             self.ended = true;
             self.note_cut(before);
+            self.cut_off = end.err().map(|e| anyhow::Error::from(e).context("at the end of the stream"));
             return Ok(true);
         }
         if self.cutter.cuts_in_place() {

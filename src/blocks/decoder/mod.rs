@@ -112,6 +112,9 @@ macro_rules! decoder_block {
         impl<T: CpuSample + Copy> Kernel for $name<T> {
             async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, meta: &mut BlockMeta) -> Result<()> {
                 let r = self.engine.work(&mut self.input, &mut self.output, self.soft.first_mut(), io);
+                if let Some(e) = io.finished.then(|| self.engine.cut_off()).flatten() {
+                    self.errors.record(meta.instance_name().unwrap_or("decoder"), &e);
+                }
                 self.errors.keep(meta, r)
             }
         }

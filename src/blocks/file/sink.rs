@@ -5,6 +5,7 @@ use crate::blocks::{FirstError, Reporting};
 use futuresdr::runtime::dev::prelude::*;
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 /// Bytes of the stream buffer in front of the sink.
@@ -12,13 +13,15 @@ const BUFFER_BYTES: usize = 16 << 20;
 
 /// Writes its input to a raw file ([`FileFormat`]: bits, packed bits, `i8` or
 /// `f32` LLRs, `cf32` or `ci16` samples), byte-compatible with GNU Radio's
-/// file source for those types. The file is opened for writing (and created
-/// if missing) when the block is made, so a path that cannot be written is
-/// refused before the flowgraph runs, and a regular file is truncated only
-/// when the flowgraph starts: a flowgraph that fails to build leaves an
-/// existing file as it was. Pipes and devices (`/dev/null`) are written as
-/// they are; opening a named pipe waits for its reader. The block runs on its
-/// own thread, since writes to a pipe block.
+/// file source for those types. A path that cannot be written is refused
+/// when the block is made, but the file is created (or truncated) only when
+/// the flowgraph starts: a flowgraph that fails to build or to start leaves
+/// an existing file as it was and makes no new one. Pipes and devices
+/// (`/dev/null`) are written as they are; a named pipe is opened when the
+/// run starts, saying on stderr if it waits for a reader. Whatever the block
+/// has when its input runs dry is written out at once, so a reader of a live
+/// output sees each piece as it is decoded. The block runs on its own
+/// thread, since writes to a pipe block.
 ///
 /// Packed bits go eight to a byte, the first in the most significant place;
 /// a stream that ends inside a byte has that byte completed with zero bits
@@ -54,21 +57,21 @@ pub struct FileSink<T: Pod + CpuSample> {
 }
 
 impl<T: Pod + CpuSample> FileSink<T> {
-    /// Write to `path` (opened now, truncated when the flowgraph starts) as
+    /// Write to `path` (checked now, created or truncated when the flowgraph starts) as
     /// `format`, which must hold `T` items.
     pub fn new(path: impl AsRef<Path>, format: FileFormat) -> anyhow::Result<Self> {
         check_format::<T>(format)?;
         let path = path.as_ref().to_path_buf();
         anyhow::ensure!(!path.as_os_str().is_empty(), "the path is empty: name a file");
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
-        let file = BufWriter::with_capacity(4 << 20, file);
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_dir() => anyhow::bail!("{} is a directory, not a file", path.display()),
+            // Opened to learn that it can be, and closed unchanged.
+            Ok(m) if m.is_file() => drop(OpenOptions::new().write(true).open(&path).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?),
+            Ok(_) => {}
+            Err(_) => crate::files::check_writable(&path)?,
+        }
         Ok(Self {
-            writer: Writer { path, file, format, raw: format.is_raw(), partial: Vec::new(), scratch: Vec::new() },
+            writer: Writer { path, file: None, format, raw: format.is_raw(), partial: Vec::new(), scratch: Vec::new() },
             taken: 0,
             errors: FirstError::default(),
             input: {
@@ -95,6 +98,10 @@ impl<T: Pod + CpuSample> FileSink<T> {
             self.writer.write(items, self.taken)?;
             self.input.consume(n);
             self.taken += n as u64;
+            if self.input.slice().is_empty() {
+                // Caught up: what is buffered goes out now, not when 4 MiB gathered.
+                self.writer.flush()?;
+            }
         }
         if self.input.finished() && self.input.slice().is_empty() {
             self.writer.finish(self.taken)?;
@@ -107,7 +114,8 @@ impl<T: Pod + CpuSample> FileSink<T> {
 /// A file being written.
 struct Writer<T> {
     path: PathBuf,
-    file: BufWriter<File>,
+    /// Opened when the flowgraph starts.
+    file: Option<BufWriter<File>>,
     format: FileFormat,
     /// Items written as they are in memory.
     raw: bool,
@@ -117,6 +125,29 @@ struct Writer<T> {
 }
 
 impl<T: Pod> Writer<T> {
+    /// Create or truncate a regular file, or open a FIFO or device as it is
+    /// (a FIFO waits for its reader, saying so).
+    fn open(&mut self) -> anyhow::Result<()> {
+        let path = &self.path;
+        let fifo = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
+        let regular = std::fs::metadata(path).map(|m| m.is_file()).unwrap_or(true);
+        let open = || OpenOptions::new().write(true).create(regular).truncate(regular).open(path);
+        let file = if fifo { crate::files::open_saying(&format!("a reader of {}", path.display()), open) } else { open() };
+        let file = file.map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        self.file = Some(BufWriter::with_capacity(4 << 20, file));
+        Ok(())
+    }
+
+    fn file(&mut self) -> &mut BufWriter<File> {
+        self.file.as_mut().expect("the sink's file is opened when the flowgraph starts")
+    }
+
+    /// Write out what is buffered.
+    fn flush(&mut self) -> anyhow::Result<()> {
+        let path = self.path.display().to_string();
+        self.file().flush().map_err(|e| anyhow::anyhow!("writing {path}: {e}"))
+    }
+
     /// Write `items`, stream items `first`, `first + 1`, ...
     fn write(&mut self, items: &[T], first: u64) -> anyhow::Result<()> {
         let failed = |e: std::io::Error| anyhow::anyhow!("writing {}: {e}", self.path.display());
@@ -125,7 +156,7 @@ impl<T: Pod> Writer<T> {
                 // Bits are 0 or 1 (the items are u8: the one Pod type of this format).
                 check_bits(bytes_of(items), first)?;
             }
-            return self.file.write_all(bytes_of(items)).map_err(failed);
+            return self.file.as_mut().expect("opened at the start").write_all(bytes_of(items)).map_err(failed);
         }
         let group = self.format.items_per_group();
         self.scratch.clear();
@@ -144,7 +175,7 @@ impl<T: Pod> Writer<T> {
         let whole = items.len() / group * group;
         T::encode(self.format, &items[..whole], first, &mut self.scratch)?;
         self.partial.extend_from_slice(&items[whole..]);
-        self.file.write_all(&self.scratch).map_err(failed)
+        self.file.as_mut().expect("opened at the start").write_all(&self.scratch).map_err(failed)
     }
 
     /// End of input after `total` items: complete a partial group with
@@ -157,9 +188,10 @@ impl<T: Pod> Writer<T> {
             T::encode(self.format, &self.partial, total - held, &mut self.scratch)?;
             self.partial.clear();
             let scratch = std::mem::take(&mut self.scratch);
-            self.file.write_all(&scratch).map_err(|e| anyhow::anyhow!("writing {}: {e}", self.path.display()))?;
+            let path = self.path.display().to_string();
+            self.file().write_all(&scratch).map_err(|e| anyhow::anyhow!("writing {path}: {e}"))?;
         }
-        self.file.flush().map_err(|e| anyhow::anyhow!("writing {}: {e}", self.path.display()))
+        self.flush()
     }
 
 }
@@ -179,11 +211,7 @@ impl<T: Pod + CpuSample> crate::blocks::Counted for FileSink<T> {
 #[doc(hidden)]
 impl<T: Pod + CpuSample> Kernel for FileSink<T> {
     async fn init(&mut self, _mo: &mut MessageOutputs, meta: &mut BlockMeta) -> Result<()> {
-        let w = &mut self.writer;
-        let file = w.file.get_mut();
-        let regular = file.metadata().map(|m| m.is_file()).unwrap_or(false);
-        let r = if regular { file.set_len(0) } else { Ok(()) };
-        let r = r.map_err(|e| anyhow::anyhow!("truncating {}: {e}", w.path.display()));
+        let r = self.writer.open();
         self.errors.keep(meta, r)
     }
 

@@ -7,7 +7,7 @@ use futuresdr::runtime::dev::prelude::*;
 use rayon::prelude::*;
 use std::fs::File;
 use std::io::Read;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, FileTypeExt};
 use std::path::{Path, PathBuf};
 
 /// Bytes of the stream buffer behind the source: large, because a file is
@@ -71,9 +71,15 @@ impl<T: Pod + CpuSample> FileSource<T> {
         check_format::<T>(format)?;
         let path = path.as_ref().to_path_buf();
         anyhow::ensure!(!path.as_os_str().is_empty(), "the path is empty: name a file");
-        let file = File::open(&path).map_err(|e| anyhow::anyhow!("cannot open {}: {e}", path.display()))?;
-        let meta = file.metadata().map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        let meta = std::fs::metadata(&path).map_err(|e| anyhow::anyhow!("cannot open {}: {e}", path.display()))?;
         anyhow::ensure!(!meta.is_dir(), "{} is a directory, not a file", path.display());
+        // A FIFO's open waits for a writer: it is opened when the run starts,
+        // saying so if it waits, not while the flowgraph is built.
+        let file = if meta.file_type().is_fifo() {
+            None
+        } else {
+            Some(File::open(&path).map_err(|e| anyhow::anyhow!("cannot open {}: {e}", path.display()))?)
+        };
         let length = meta.is_file().then_some(meta.len());
         if let Some(len) = length {
             let group = format.group_bytes() as u64;
@@ -93,7 +99,7 @@ impl<T: Pod + CpuSample> FileSource<T> {
         let cache = match length {
             Some(len) if repeat && len <= BUFFER_BYTES as u64 => {
                 let mut bytes = vec![0u8; len as usize];
-                file.read_exact_at(&mut bytes, 0).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+                file.as_ref().expect("a regular file is open").read_exact_at(&mut bytes, 0).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
                 Some(bytes)
             }
             _ => None,
@@ -125,7 +131,8 @@ impl<T: Pod + CpuSample> FileSource<T> {
         anyhow::ensure!(r.offset > 0, "{} is empty: there is nothing to repeat", r.path.display());
         // A regular file is read at offsets: back to 0. A pipe is opened again.
         if r.length.is_none() {
-            r.file = File::open(&r.path).map_err(|e| anyhow::anyhow!("reopening {}: {e}", r.path.display()))?;
+            r.file = None;
+            r.open()?;
         }
         r.offset = 0;
         Ok(false)
@@ -150,6 +157,11 @@ impl<T: Pod + CpuSample> FileSource<T> {
                 io.call_again |= pipe;
             }
             if pipe {
+                // Read again at once: a pipe's read waits for data by itself,
+                // and waiting for the reader to free room instead paced a
+                // live stream at one read per latency bound of the block
+                // after it (0.32 Mb/s where the file ran 65).
+                io.call_again = true;
                 return Ok(());
             }
         }
@@ -188,7 +200,8 @@ impl<T: Pod + CpuSample> FileSource<T> {
 /// A file being read, and where.
 struct Reader {
     path: PathBuf,
-    file: File,
+    /// `None` until a FIFO is opened.
+    file: Option<File>,
     /// Bytes of a regular file (read in parallel at offsets), or `None` for a stream.
     length: Option<u64>,
     offset: u64,
@@ -197,10 +210,22 @@ struct Reader {
 }
 
 impl Reader {
+    /// Open the file if it is not yet (a FIFO waits for its writer here).
+    fn open(&mut self) -> anyhow::Result<&File> {
+        if self.file.is_none() {
+            let path = &self.path;
+            let what = format!("a writer of {}", path.display());
+            let file = crate::files::open_saying(&what, || File::open(path)).map_err(|e| anyhow::anyhow!("cannot open {}: {e}", path.display()))?;
+            self.file = Some(file);
+        }
+        Ok(self.file.as_ref().expect("opened"))
+    }
+
     /// Fill `bytes` from the file, from the current offset; the bytes read
     /// (fewer only at the end of the file).
     fn read(&mut self, bytes: &mut [u8], group: usize) -> anyhow::Result<usize> {
-        let path = &self.path;
+        self.open()?;
+        let (path, file) = (&self.path, self.file.as_ref().expect("opened"));
         let failed = |e: std::io::Error| anyhow::anyhow!("reading {}: {e}", path.display());
         let n = match (self.length, &self.cache) {
             (Some(_), Some(cache)) => {
@@ -211,12 +236,12 @@ impl Reader {
             }
             (Some(len), None) if bytes.len() <= MIN_PIECE_BYTES => {
                 let n = bytes.len().min((len - self.offset) as usize);
-                self.file.read_exact_at(&mut bytes[..n], self.offset).map_err(failed)?;
+                file.read_exact_at(&mut bytes[..n], self.offset).map_err(failed)?;
                 n
             }
             (Some(len), None) => {
                 let n = bytes.len().min((len - self.offset) as usize);
-                let (file, at) = (&self.file, self.offset);
+                let at = self.offset;
                 let piece = (n / rayon::current_num_threads()).clamp(MIN_PIECE_BYTES, MAX_PIECE_BYTES);
                 bytes[..n].par_chunks_mut(piece).enumerate().try_for_each(|(i, chunk)| {
                     file.read_exact_at(chunk, at + (i * piece) as u64).map_err(|e| {
@@ -232,8 +257,9 @@ impl Reader {
             (None, _) => {
                 // Whatever arrives, completed to whole items (`group` bytes).
                 let mut n = 0;
+                let mut file = file;
                 while n < bytes.len() && (n == 0 || n % group != 0) {
-                    match self.file.read(&mut bytes[n..]) {
+                    match file.read(&mut bytes[n..]) {
                         Ok(0) => break,
                         Ok(k) => n += k,
                         Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -263,6 +289,11 @@ impl<T: Pod + CpuSample> crate::blocks::Counted for FileSource<T> {
 
 #[doc(hidden)]
 impl<T: Pod + CpuSample> Kernel for FileSource<T> {
+    async fn init(&mut self, _mo: &mut MessageOutputs, meta: &mut BlockMeta) -> Result<()> {
+        let r = self.reader.open().map(drop);
+        self.errors.keep(meta, r)
+    }
+
     async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, meta: &mut BlockMeta) -> Result<()> {
         let r = self.step(io);
         self.errors.keep(meta, r)

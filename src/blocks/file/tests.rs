@@ -175,3 +175,76 @@ fn a_packed_stream_is_the_files_bytes() {
     let e = FileSource::<u8>::new(&path, FileFormat::Bits, false).unwrap().packed_stream().err().unwrap().to_string();
     assert!(e.contains("packed file, not bits"), "{e}");
 }
+
+/// A sink that takes nothing until its input holds `want` items (or ends):
+/// a reader that frees no room, as a decoder waiting for a full batch.
+mod hoarder {
+    use futuresdr::runtime::dev::prelude::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[derive(Block)]
+    pub(super) struct Hoarder {
+        want: usize,
+        got: Arc<AtomicUsize>,
+        #[input]
+        input: DefaultCpuReader<u8>,
+    }
+
+    impl Hoarder {
+        pub(super) fn new(want: usize, got: Arc<AtomicUsize>) -> Self {
+            let mut input = DefaultCpuReader::default();
+            input.set_min_buffer_size_in_items(2 * want);
+            Self { want, got, input }
+        }
+    }
+
+    impl Kernel for Hoarder {
+        async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, _meta: &mut BlockMeta) -> Result<()> {
+            let n = self.input.slice().len();
+            if n >= self.want || self.input.finished() {
+                self.input.consume(n);
+                self.got.fetch_add(n, Ordering::SeqCst);
+                io.finished = self.input.finished();
+            }
+            Ok(())
+        }
+    }
+}
+
+/// A pipe is read as its data comes, whether or not the reader after the
+/// source frees room: reading only when it did paced a live stream at one
+/// read per latency bound of the decoder behind it.
+#[test]
+fn a_pipe_is_read_as_fast_as_it_is_written() {
+    const TOTAL: usize = 1 << 20;
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe fills the two descriptors.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    let path = PathBuf::from(format!("/proc/self/fd/{}", fds[0]));
+    let block = FileSource::<u8>::new(&path, FileFormat::Packed, false).unwrap().packed_stream().unwrap();
+    // SAFETY: the write end is ours; a File owns and closes it.
+    let mut writer = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fds[1]) };
+    let feeding = std::thread::spawn(move || {
+        // Pieces smaller than a pipe's buffer: each read gets one or a few.
+        for _ in 0..TOTAL / 4096 {
+            std::io::Write::write_all(&mut writer, &[7u8; 4096]).unwrap();
+        }
+    });
+    let got = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut fg = Flowgraph::new();
+    let snk = fg.add(hoarder::Hoarder::new(TOTAL, got.clone()));
+    let src = fg.add(block);
+    fg.stream_dyn(src, "output", snk, "input").unwrap();
+    // A watchdog, not a clock: the old source waits here for ever.
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(runtime().run(fg).map(drop).map_err(|e| e.to_string()));
+    });
+    let outcome = finished.recv_timeout(std::time::Duration::from_secs(120)).expect("the source stopped reading the pipe");
+    outcome.unwrap();
+    feeding.join().unwrap();
+    // SAFETY: the source opened its own descriptor of the pipe; this one is ours to close.
+    unsafe { libc::close(fds[0]) };
+    assert_eq!(got.load(std::sync::atomic::Ordering::SeqCst), TOTAL);
+}

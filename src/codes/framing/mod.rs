@@ -103,8 +103,9 @@ pub trait Cutter<T>: Send {
     /// to `out`.
     fn cut(&mut self, input: &[T], marks: &[Mark], out: &mut Cut<T>) -> CodeResult<()>;
 
-    /// The stream ended: append what remains as units, or say why it cannot
-    /// be (it ended inside a unit).
+    /// The stream ended: append what remains as units. A stream that ended
+    /// inside a unit is an error, but every whole unit before it is still
+    /// appended, so that it is decoded and delivered before the run fails.
     fn end(&mut self, out: &mut Cut<T>) -> CodeResult<()>;
 
     /// Whether it needs the decoder's reports ([`learn`](Self::learn)) to

@@ -123,7 +123,7 @@ impl Settings for TurboSettings {
         Field::new("polys", FieldType::Text, "the constituent code's feedback and feedforward polynomials in octal, memory 2..=4 (default LTE's 13,15; bare code blocks)"),
         Field::new(
             "interleaver",
-            FieldType::Text,
+            FieldType::InputFile,
             "a file of your own interleaver's indices (decimal, separated by spaces, commas or lines; K = their count, at most 6144; the file at most 16 MiB), instead of block's QPP",
         ),
         Field::new(

@@ -2,7 +2,7 @@
 //! LLRs and their quantizer, the error count and the throughput probe.
 
 use super::super::assembly::{Assembly, Node};
-use super::super::params::{Args, Literal, Param, ParamType};
+use super::super::params::{Access, Args, Literal, Param, ParamType};
 use super::groups::{CODE, LLR, SEED, by_llr, llr_type, same_llr_in_out};
 use super::{Kind, Ports, StreamType, io};
 use super::super::family::cutter;
@@ -26,7 +26,7 @@ pub(super) const KINDS: &[Kind] = &[
         name: "FileSource",
         summary: "items of a raw file (GNU Radio's layout): bits, packed bits, i8 or f32 LLRs, cf32 or ci16 samples",
         groups: &[&[
-            PATH,
+            READ_PATH,
             FORMAT,
             Param::with_default("repeat", ParamType::Flag, Literal::Flag(false), "start again at the end of the file"),
             STREAM,
@@ -48,8 +48,8 @@ pub(super) const KINDS: &[Kind] = &[
     },
     Kind {
         name: "FileSink",
-        summary: "writes its input to a raw file (GNU Radio's layout), opened when the flowgraph is built and truncated when it starts",
-        groups: &[&[PATH, FORMAT, STREAM]],
+        summary: "writes its input to a raw file (GNU Radio's layout), created or truncated when the flowgraph starts",
+        groups: &[&[WRITE_PATH, FORMAT, STREAM]],
         ports: |a| Ok(io(Some(file_stream(a)?), None)),
         add: |a, asm| {
             let (path, format) = (a.text("path")?.to_string(), file_format(a)?);
@@ -221,7 +221,8 @@ pub(super) const KINDS: &[Kind] = &[
     },
 ];
 
-const PATH: Param = Param::required("path", ParamType::Text, "the file, relative to the working directory");
+const READ_PATH: Param = Param::required("path", ParamType::Path(Access::Reads), "the file, relative to the working directory");
+const WRITE_PATH: Param = Param::required("path", ParamType::Path(Access::Writes), "the file, relative to the working directory; never one of the run's inputs");
 const FORMAT: Param = Param::required(
     "format",
     ParamType::Choice(&["bits", "packed", "i8", "f32", "cf32", "ci16"]),

@@ -127,12 +127,8 @@ impl<T: Llr> Tiler<T> {
     /// group · f (`None` when every emitted unit is whole). A stream that ended
     /// inside a stage is an error.
     pub fn finish(&mut self, out: &mut Vec<T>) -> CodeResult<Option<usize>> {
-        let rem = self.buf.len() - self.llrs(self.buf_stage as isize, self.received as isize);
-        if rem != 0 {
-            return Err(CodeError::Truncated(format!(
-                "LLR stream ended inside a trellis stage ({rem} of {} LLRs present)",
-                self.pattern.kept_in_stage(self.received % self.pattern.period())
-            )));
+        if let Some(e) = self.drop_partial_stage() {
+            return Err(e);
         }
         while self.next_unit * self.cfg.unit_bits() < self.received {
             self.emit(out);
@@ -143,6 +139,20 @@ impl<T: Llr> Tiler<T> {
 }
 
 impl<T: Llr> Tiler<T> {
+    /// Drop the LLRs of a stage the stream ended inside, saying so: the
+    /// stream then ends at the last whole stage.
+    fn drop_partial_stage(&mut self) -> Option<CodeError> {
+        let rem = self.buf.len() - self.llrs(self.buf_stage as isize, self.received as isize);
+        if rem == 0 {
+            return None;
+        }
+        self.buf.truncate(self.buf.len() - rem);
+        Some(CodeError::Truncated(format!(
+            "LLR stream ended inside a trellis stage ({rem} of {} LLRs present)",
+            self.pattern.kept_in_stage(self.received % self.pattern.period())
+        )))
+    }
+
     /// Record the last `count` units appended to `out.items` as units `first..`.
     fn close_units(&self, first: usize, count: usize, out: &mut Cut<T>) {
         let len = self.unit_len();
@@ -181,6 +191,8 @@ impl<T: Llr> Cutter<T> for Tiler<T> {
     }
 
     fn end(&mut self, out: &mut Cut<T>) -> CodeResult<()> {
+        // The whole stages before a cut-off one are decoded all the same.
+        let cut_off = self.drop_partial_stage();
         let first = self.next_unit;
         let valid = self.finish(&mut out.items)?;
         self.close_units(first, self.next_unit - first, out);
@@ -188,7 +200,7 @@ impl<T: Llr> Cutter<T> for Tiler<T> {
         if let (Some(v), true, Some(u)) = (valid, self.next_unit > first, out.units.last_mut()) {
             u.valid_bits = Some(v);
         }
-        Ok(())
+        cut_off.map_or(Ok(()), Err)
     }
 
     fn cuts_in_place(&self) -> bool {
