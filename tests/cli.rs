@@ -440,3 +440,50 @@ fn turbo_commands_run_and_refuse_bad_values() {
     log_map_i16.iter().for_each(|s| args.extend(["--set", s]));
     fails(&args, &["'precision'", "max-log-MAP only"]);
 }
+
+#[test]
+fn polar_commands_run_and_refuse_bad_values() {
+    let out = ok(&["ber", "polar", "--n", "256", "--k", "128", "--algorithm", "sc", "--ebn0", "6", "--max-bits", "12800", "--threads", "1"]);
+    assert!(out.contains("(256, 128)") && out.contains("12800 bits, 0 errors"), "{out}");
+    let out = ok(&["ber", "polar", "--k", "40", "--e", "200", "--message", "dci", "--rnti", "17", "--algorithm", "scl:8", "--ebn0", "6", "--max-bits", "4000"]);
+    assert!(out.contains("DCI A=40 E=200") && out.contains("4000 bits, 0 errors"), "{out}");
+    let out = ok(&["ber", "polar", "--n", "64", "--k", "32", "--precision", "f32", "--alpha", "0.8", "--iterations", "30", "--ebn0", "7", "--max-bits", "3200"]);
+    assert!(out.contains("BP f32 α=0.8 Imax=30") && out.contains("3200 bits, 0 errors"), "{out}");
+    let out = ok(&["bench", "polar", "--n", "256", "--k", "128", "--bits", "1e4", "--seconds", "0", "--threads", "1"]);
+    assert!(out.contains("Mb/s") && out.contains("(256, 128)"), "{out}");
+    // Issue 24's bad values: N not a power of two or beyond the limit, K > N
+    // or 0, a frozen-set file of the wrong size or with repeats, E too
+    // small for K, a list of 0 or 1e9 paths, iterations 0 or huge.
+    let wrong_size = temp_file("wrong-size", "0 1 2");
+    let repeated = temp_file("repeated", "0 1 2 3 4 5 6 6");
+    for (args, want) in [
+        (&["--n", "1000"][..], &["--n", "not a power of two"][..]),
+        (&["--n", "65537"], &["--n", "outside 8..=65536"]),
+        (&["--n", "1e12"], &["--n", "outside 8..=65536"]),
+        (&["--n", "4"], &["--n", "outside 8..=65536"]),
+        (&["--n", "64", "--k", "65"], &["--k", "outside 1..=64"]),
+        (&["--n", "64", "--k", "0"], &["--k", "outside 1..=64"]),
+        (&["--n", "16", "--k", "8", "--construction", &wrong_size], &["--construction", "frozen-set file"]),
+        (&["--n", "16", "--k", "8", "--construction", &repeated], &["--construction", "twice"]),
+        (&["--k", "100", "--e", "50"], &["--e", "E_UCI = 50"]),
+        (&["--algorithm", "scl:0"], &["--algorithm", "1..=32"]),
+        (&["--algorithm", "scl:1000000000"], &["--algorithm", "1..=32"]),
+        (&["--iterations", "0"], &["--iterations", "0 is outside 1..=1000"]),
+        (&["--iterations", "1e9"], &["--iterations", "outside 1..=1000"]),
+        (&["--early-stop", "crc"], &["--early-stop", "no CRC"]),
+        (&["--alpha", "0.5"], &["--alpha", "15/16"]),
+        (&["--e", "100", "--n", "128"], &["--n", "applies to bare codewords"]),
+        (&["--rnti", "4"], &["--rnti", "give e"]),
+    ] {
+        let mut a = vec!["ber", "polar", "--ebn0", "1"];
+        a.extend_from_slice(args);
+        fails(&a, want);
+    }
+    if no_gpu() {
+        fails(&["bench", "polar", "--backend", "gpu"], &["--backend gpu: "]);
+    }
+    fails(&["bench", "polar", "--llr", "both"], &["--llr both"]);
+    for f in [wrong_size, repeated] {
+        let _ = std::fs::remove_file(f);
+    }
+}

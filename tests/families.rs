@@ -118,6 +118,28 @@ fn cases() -> Vec<Case> {
             flowgraph: "flowgraphs/sync_bsid.toml",
             runs: &[&["sync.q=16", "sync.n=8", "sync.N=40", "vars.p=5e-3", "source.total=16000", "vars.seed=5"]],
         },
+        Case {
+            name: "polar (256, 128) GA, BP i8 model",
+            family: "polar",
+            settings: json!({ "n": 256, "k": 128, "construction": "ga:2", "iterations": 20, "early_stop": "g" }),
+            ebn0_db: 2.5,
+            x: 2.5,
+            soft_tolerance: 0.0,
+            gpu: true,
+            flowgraph: "flowgraphs/polar_awgn.toml",
+            runs: &[&["polar.n=256", "polar.k=128", "vars.ebn0_db=2.5", "source.total=128000"]],
+        },
+        Case {
+            name: "polar 5G UCI, K = 100 in E = 200, BP i8 model",
+            family: "polar",
+            settings: json!({ "k": 100, "e": 200, "algorithm": "bp", "iterations": 15 }),
+            ebn0_db: 3.5,
+            x: 3.5,
+            soft_tolerance: 0.0,
+            gpu: true,
+            flowgraph: "flowgraphs/polar_5g_awgn.toml",
+            runs: &[&["vars.k=100", "vars.e=200", "polar.algorithm=\"bp\"", "polar.iterations=15", "vars.ebn0_db=3.5", "source.total=100000"]],
+        },
     ]
 }
 

@@ -14,6 +14,7 @@ mod curve;
 mod grid;
 mod info;
 mod interrupt;
+mod polar;
 mod run;
 mod settings;
 mod status_line;
@@ -45,7 +46,7 @@ pub(crate) struct FamilyCli {
 }
 
 /// Every family on the command line, one line each.
-const FAMILIES: &[FamilyCli] = &[conv::CLI, turbo::CLI, sync::CLI];
+const FAMILIES: &[FamilyCli] = &[conv::CLI, turbo::CLI, polar::CLI, sync::CLI];
 
 /// The whole command line.
 fn command() -> Command {

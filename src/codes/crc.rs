@@ -2,6 +2,8 @@
 //! CRC24A (transport blocks), CRC24B (code blocks), CRC16 and CRC8, and any
 //! other generator through [`Crc::new`]. Shared by every family and chain
 //! that checks frames.
+//! The 5G CRCs of TS 38.212 §5.1 that polar codes use, CRC24C, CRC11 and
+//! CRC6, are defined the same way.
 //!
 //! As §5.1.1 defines them: the parity bits are the remainder of
 //! `a(D)·D^L` divided by `g(D)`, with no initial value, no reflection and no
@@ -23,6 +25,15 @@ pub static CRC24B: Crc = Crc::build("CRC24B", 0x80_0063, 24);
 pub static CRC16: Crc = Crc::build("CRC16", 0x1021, 16);
 /// CRC8, `g = D^8 + D^7 + D^4 + D^3 + D + 1`.
 pub static CRC8: Crc = Crc::build("CRC8", 0x9B, 8);
+/// CRC24C of TS 38.212 §5.1, `g = D^24 + D^23 + D^21 + D^20 + D^17 + D^15 +
+/// D^13 + D^12 + D^8 + D^4 + D^2 + D + 1`: the CRC of DCI and BCH (polar codes).
+pub static CRC24C: Crc = Crc::build("CRC24C", 0xB2_B117, 24);
+/// CRC11 of TS 38.212 §5.1, `g = D^11 + D^10 + D^9 + D^5 + 1`: the CRC of UCI
+/// of 20 bits or more (polar codes).
+pub static CRC11: Crc = Crc::build("CRC11", 0x621, 11);
+/// CRC6 of TS 38.212 §5.1, `g = D^6 + D^5 + 1`: the CRC of UCI of 12 to 19
+/// bits (polar codes).
+pub static CRC6: Crc = Crc::build("CRC6", 0x21, 6);
 
 /// Spreads 8 unpacked bits (one per byte, first bit in the lowest byte of a
 /// little-endian load) into one byte, first bit in the MSB: the 64 products
@@ -266,6 +277,23 @@ mod tests {
                 block[i] ^= 1;
             }
             assert!(crc.check(&block));
+        }
+    }
+
+    /// The CRCs of TS 38.212 §5.1 that the polar family uses: generators
+    /// from the exponents the standard lists, and the bitwise division.
+    #[test]
+    fn nr_polar_crcs() {
+        assert_eq!(CRC24C.poly(), from_exponents(&[23, 21, 20, 17, 15, 13, 12, 8, 4, 2, 1, 0]));
+        assert_eq!(CRC11.poly(), from_exponents(&[10, 9, 5, 0]));
+        assert_eq!(CRC6.poly(), from_exponents(&[5, 0]));
+        assert_eq!([CRC24C.width(), CRC11.width(), CRC6.width()], [24, 11, 6]);
+        let mut rng = SmallRng::seed_from_u64(0x24C);
+        for crc in [&CRC24C, &CRC11, &CRC6] {
+            for len in [0, 1, 5, 12, 140, 1013] {
+                let bits = random_bits(&mut rng, len);
+                assert_eq!(crc.parity(&bits), reference_parity(crc, &bits), "{} len {len}", crc.name());
+            }
         }
     }
 

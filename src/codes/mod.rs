@@ -17,6 +17,7 @@ pub mod framing;
 pub mod llr;
 pub mod octal;
 pub mod packed;
+pub mod polar;
 pub mod settings;
 pub mod sim;
 pub mod simd;

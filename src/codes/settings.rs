@@ -4,9 +4,12 @@
 //! decoder, cutter and link need. The rules (defaults, limits, which fields
 //! go together) live in the resolver alone; the callers only fill.
 
+use crate::codes::channel::{BpskAwgn, Quantizer, noise_variance};
+use crate::codes::encode::Encoder;
 use crate::codes::error::CodeResult;
 use crate::codes::framing::Cutter;
-use crate::codes::llr::Llr;
+use crate::codes::llr::{Llr, LlrType};
+use crate::codes::sim::{Transmitter, noise_seed};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::fmt;
@@ -115,6 +118,22 @@ pub struct Noisy<T> {
     pub info_bits: u64,
     /// What `i8` LLRs are to be divided by (the matched quantizer's scale; 1 for `f32`).
     pub scale: f32,
+}
+
+/// [`Chain::noisy`] of a chain that sends whole frames of `frame_bits`
+/// information bits through `encoder` at `rate`: the fewest whole frames
+/// holding at least `bits` bits, sent with the bits of `seed` over BPSK and
+/// AWGN at `ebn0_db` as LLRs of `T` (`i8` with the matched quantizer).
+pub fn noisy_frames<T: Llr>(encoder: impl Encoder, rate: f64, frame_bits: usize, bits: u64, ebn0_db: f64, seed: u64) -> CodeResult<Noisy<T>> {
+    let frame = frame_bits as u64;
+    let info_bits = bits.div_ceil(frame).max(1) * frame;
+    let send = usize::try_from(info_bits).map_err(|_| crate::codes::error::invalid!("{bits} bits do not fit this machine"))?;
+    let quantizer = Quantizer::matched(noise_variance(ebn0_db, rate)?)?;
+    let scale = if T::TYPE == LlrType::I8 { quantizer.scale() } else { 1.0 };
+    let channel = BpskAwgn::<T>::with_quantizer(ebn0_db, rate, noise_seed(seed), quantizer)?;
+    let (mut info, mut llrs) = (Vec::new(), Vec::new());
+    Transmitter::new(seed, encoder, channel).send(send, &mut info, &mut llrs)?;
+    Ok(Noisy { llrs, info_bits, scale })
 }
 
 /// A family's settings type: every field optional (absent takes the

@@ -7,7 +7,7 @@
 //! with the reason), [`PipelineOptions`] and the pipeline with its per-slot
 //! buffers, the process's host thread pool, run-time compilation with a disk
 //! cache, and the benchmarks of [`mod@bench`]. What a family adds: its launcher
-//! module (`conv`, `turbo`, `sync`).
+//! module (`conv`, `turbo`, `polar`, `sync`).
 
 mod backend;
 pub mod bench;
@@ -25,6 +25,7 @@ mod stream_copy;
 mod turbo;
 mod conv;
 mod sync;
+mod polar;
 
 pub use backend::{Backend, BackendOptions, Choice, select};
 pub use compile::nvrtc_available;
@@ -34,6 +35,7 @@ pub use host_pool::{MAX_HOST_THREADS, default_host_threads};
 pub use pipeline::{BatchSplit, DEFAULT_SLOTS, MAX_BATCH_BYTES, MAX_SLOTS, PipelineOptions};
 pub use selftest::pipeline_selftest;
 pub use sources::{SOURCES, source};
+pub use polar::{GPU_MAX_N, GpuPolar, bench_polar, compile_polar_kernel, polar_decoder};
 pub use turbo::{GpuTurbo, GpuTurboOptions, MAX_RATE_MATCHINGS, TurboTuning, bench_turbo, compile_turbo_kernel, turbo_decoder};
 pub use conv::{
     BENCH_EBN0_DB, DEFAULT_MIN_BLOCKS_GLOBAL_I8, GpuBenchOptions, GpuViterbi, SurvivorMemory, ViterbiTuning, bench_viterbi,

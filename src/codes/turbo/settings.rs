@@ -9,13 +9,11 @@ use super::decoder::{DecoderConfig, EarlyStop, Guard, MAX_ITERATIONS, MaxStar, P
 use super::qpp::{Interleaver, Qpp};
 use super::transport::{MAX_A, MAX_G, TransportBlock, TransportEncoder};
 use super::{Rsc, TurboCode, TurboEncoder};
-use crate::codes::channel::{BpskAwgn, Quantizer, noise_variance};
 use crate::codes::encode::Encoder;
 use crate::codes::error::CodeResult;
 use crate::codes::framing::{BlockCutter, Cutter};
-use crate::codes::llr::{Llr, LlrType};
-use crate::codes::settings::{Chain, Field, FieldType, Noisy, SettingError, Settings, blame, count_in};
-use crate::codes::sim::{Transmitter, noise_seed};
+use crate::codes::llr::Llr;
+use crate::codes::settings::{Chain, Field, FieldType, Noisy, SettingError, Settings, blame, count_in, noisy_frames};
 use serde::{Deserialize, Serialize};
 
 /// When a block stops iterating, as a user says it.
@@ -334,15 +332,7 @@ impl Chain for TurboChain {
     }
 
     fn noisy<T: Llr>(&self, bits: u64, ebn0_db: f64, seed: u64) -> CodeResult<Noisy<T>> {
-        let frame = self.frame_bits() as u64;
-        let info_bits = bits.div_ceil(frame).max(1) * frame;
-        let send = usize::try_from(info_bits).map_err(|_| crate::codes::error::invalid!("{bits} bits do not fit this machine"))?;
-        let quantizer = Quantizer::matched(noise_variance(ebn0_db, self.rate())?)?;
-        let scale = if T::TYPE == LlrType::I8 { quantizer.scale() } else { 1.0 };
-        let channel = BpskAwgn::<T>::with_quantizer(ebn0_db, self.rate(), noise_seed(seed), quantizer)?;
-        let (mut info, mut llrs) = (Vec::new(), Vec::new());
-        Transmitter::new(seed, self.encoder(), channel).send(send, &mut info, &mut llrs)?;
-        Ok(Noisy { llrs, info_bits, scale })
+        noisy_frames(self.encoder(), self.rate(), self.frame_bits(), bits, ebn0_db, seed)
     }
 }
 

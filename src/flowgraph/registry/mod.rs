@@ -9,6 +9,7 @@ mod common;
 pub(crate) mod conv;
 mod groups;
 pub(crate) mod sync;
+pub(crate) mod polar;
 pub(crate) mod turbo;
 
 use super::assembly::{Assembly, Node};
@@ -84,7 +85,7 @@ impl Kind {
 }
 
 /// Every code family, one line each.
-pub(super) const FAMILIES: &[&Family] = &[&conv::FAMILY, &turbo::FAMILY, &sync::FAMILY];
+pub(super) const FAMILIES: &[&Family] = &[&conv::FAMILY, &turbo::FAMILY, &polar::FAMILY, &sync::FAMILY];
 
 /// Every block kind a file may name: the shared ones, then each family's.
 pub fn kinds() -> impl Iterator<Item = &'static Kind> {

@@ -1,0 +1,319 @@
+//! Host-side launcher of the GPU polar BP decoder (`kernels/polar.cu`): the
+//! code, the iterations and the stop become compile-time constants,
+//! codewords travel through the N-slot [`Pipeline`], and each batch is one
+//! launch (a group of threads per codeword, several codewords per CTA for
+//! short codes); and the family's choice between it and the CPU decoders.
+
+mod bench;
+mod kernel;
+
+pub use bench::bench_polar;
+pub use kernel::{GPU_MAX_N, compile_polar_kernel};
+
+use super::backend::{BackendOptions, Choice, select};
+use super::compile::kernel;
+use super::device::{DeviceInfo, context, cuda, device_error, info_of};
+use super::memory::DeviceBuf;
+use super::pipeline::{BatchSplit, MAX_BATCH_BYTES, Pipeline, PipelineOptions, SlotSize, default_batch_units, par_unpack};
+use super::staging::stage_units;
+use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
+use crate::codes::error::CodeResult;
+use crate::codes::llr::Llr;
+use crate::codes::polar::nr::NrDecoder;
+use crate::codes::polar::{Algorithm, BpConfig, BpPrecision, CpuPolar, EarlyStop, PolarChain, PolarFrames, PolarSpec};
+use cudarc::driver::{CudaFunction, result, sys};
+use kernel::{ENTRY, Geometry, Launcher, out_words};
+use rayon::prelude::*;
+
+/// Most device memory the default batch size gives a slot's own buffers;
+/// a batch size asked for explicitly may use up to [`MAX_BATCH_BYTES`].
+const DEFAULT_SLOT_BYTES: usize = 1 << 30;
+/// LLR bytes a default batch holds at least, so that a batch of short
+/// codewords is not over before its copies and launch have paid off.
+const MIN_BATCH_LLR_BYTES: usize = 16 << 20;
+
+/// Whether the GPU decodes `cfg` on `spec`: the `i8` model (the GPU's
+/// arithmetic), the G-matrix stop or none, N up to [`GPU_MAX_N`].
+pub(super) fn check_gpu_decodes(spec: &PolarSpec, cfg: &BpConfig) -> anyhow::Result<()> {
+    anyhow::ensure!(cfg.precision == BpPrecision::I8, "the GPU decodes BP in the i8 model (precision i8); f32 BP is the CPU's");
+    anyhow::ensure!(cfg.early_stop != EarlyStop::Crc, "the GPU stops BP by the G-matrix check or not at all (early_stop g or never); the CRC stop is the CPU's");
+    anyhow::ensure!(spec.n() <= GPU_MAX_N, "N = {}: the GPU decodes codes up to N = {GPU_MAX_N}", spec.n());
+    Algorithm::Bp(*cfg).validate(spec)?;
+    Ok(())
+}
+
+/// GPU polar BP decoder, computing what the CPU's `i8` model
+/// ([`CpuPolar`] with [`BpPrecision::I8`]) computes: the same bits,
+/// iteration counts, checks and soft output.
+///
+/// A unit is a codeword's N LLRs (`i8`, or `f32` quantized on load as the
+/// model quantizes them); it decodes to the spec's payload bits. Where a
+/// codeword's messages (2·(m + 1)·N bytes) fit a CTA's shared memory they
+/// live there, N/8 threads to a codeword, each updating four processing
+/// elements per instruction; longer codes keep them in global scratch.
+/// Every codeword stops on its own when û·G = x̂.
+///
+/// # Example
+/// ```no_run
+/// use gpufec::codes::BatchDecoder;
+/// use gpufec::codes::polar::{BpConfig, BpPrecision, Construction, PolarSpec};
+/// use gpufec::gpu::{GpuPolar, PipelineOptions};
+/// use std::sync::Arc;
+/// let spec = PolarSpec::plain(Arc::new(Construction::Nr.build(1024, 512)?));
+/// let cfg = BpConfig { precision: BpPrecision::I8, ..BpConfig::default() };
+/// let mut dec = GpuPolar::<i8>::new(spec, cfg, false, &PipelineOptions::default())?;
+/// let mut bits = Vec::new();
+/// dec.decode_all(&vec![20i8; 1024], &mut bits)?; // the all-zero codeword
+/// assert_eq!(bits, vec![0; 512]);
+/// # anyhow::Ok(())
+/// ```
+pub struct GpuPolar<T: Llr> {
+    spec: PolarSpec,
+    cfg: BpConfig,
+    shape: [UnitShape; 1],
+    geometry: Geometry,
+    function: CudaFunction,
+    soft: bool,
+    registers: i32,
+    resident: usize,
+    batch_units: usize,
+    /// Dropped before `tables`: its drop waits for every kernel that reads them.
+    pipe: Pipeline<T, u32>,
+    tables: DeviceBuf,
+    device: DeviceInfo,
+}
+
+impl<T: Llr> GpuPolar<T> {
+    /// A decoder of `spec`'s codewords by `cfg` (checked: the `i8` model,
+    /// the G-matrix stop or none), with soft output or not, on the device
+    /// `pipeline` names. Compiles the kernel for the device and allocates
+    /// the pipeline.
+    pub fn new(spec: PolarSpec, cfg: BpConfig, soft: bool, pipeline: &PipelineOptions) -> anyhow::Result<Self> {
+        check_gpu_decodes(&spec, &cfg)?;
+        pipeline.validate()?;
+        let (n, k) = (spec.n(), spec.code().k());
+        let ctx = context(pipeline.device)?;
+        ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
+        let device = info_of(&ctx)?;
+        let geometry = Geometry::new(n, device.smem_per_block_optin);
+        let defines = kernel::defines(&spec, &cfg, T::TYPE, soft, &geometry);
+        let function = kernel(&ctx, "polar.cu", ENTRY, &defines)?;
+        let smem = geometry.smem();
+        // Beyond the default per-block size a kernel must opt in.
+        if smem > device.smem_per_block {
+            function
+                .set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
+                .map_err(cuda("cuFuncSetAttribute"))?;
+        }
+        let registers = function.num_regs().map_err(cuda("cuFuncGetAttribute"))?;
+        let per_sm = function.occupancy_max_active_blocks_per_multiprocessor(geometry.threads() as u32, smem, None).map_err(cuda("occupancy query"))?;
+        anyhow::ensure!(per_sm > 0, "the polar BP kernel for N = {n} does not fit on {}", device.name);
+        let resident = per_sm as usize * geometry.per_cta * device.sms as usize;
+
+        let out_words = out_words(k, soft);
+        let scratch = if geometry.global { geometry.msg_bytes() } else { 0 };
+        let per_unit = n * size_of::<T>() + 4 * out_words + scratch;
+        let batch_units = match pipeline.batch_units {
+            0 => default_batch_units(resident, 1).max(MIN_BATCH_LLR_BYTES / (n * size_of::<T>())).min(DEFAULT_SLOT_BYTES / per_unit).max(1),
+            b => b,
+        };
+        let fits = batch_units.checked_mul(per_unit).is_some_and(|_| [n * size_of::<T>(), 4 * out_words, scratch].iter().all(|&b| batch_units * b <= MAX_BATCH_BYTES));
+        anyhow::ensure!(
+            fits && batch_units <= u32::MAX as usize,
+            "a batch of {batch_units} codewords ({per_unit} bytes of device memory each) exceeds the limit of {MAX_BATCH_BYTES} bytes per buffer and slot"
+        );
+        let size = SlotSize {
+            in_items: batch_units * n,
+            dev_in_bytes: batch_units * n * size_of::<T>(),
+            out_items: batch_units * out_words,
+            aux_bytes: if geometry.global { vec![batch_units * scratch] } else { Vec::new() },
+            status_words: batch_units,
+        };
+        let pipe = Pipeline::new(&ctx, pipeline, size)?;
+        let table = kernel::tables(&spec, &geometry);
+        let tables = DeviceBuf::new(&ctx, 4 * table.len())?;
+        // SAFETY: the buffer holds the table; the copy is waited for below,
+        // before any kernel can read it.
+        unsafe { result::memcpy_htod_sync(tables.ptr(), &table) }.map_err(cuda("polar table copy"))?;
+        ctx.synchronize().map_err(cuda("cuCtxSynchronize"))?;
+        let shape = [UnitShape::exact(n, spec.payload_len())];
+        Ok(Self { spec, cfg, shape, geometry, function, soft, registers, resident, batch_units, pipe, tables, device })
+    }
+
+    /// Time split of the batch collected last.
+    pub fn last_split(&self) -> BatchSplit {
+        self.pipe.last_split()
+    }
+
+    /// Codewords the device decodes at once.
+    pub fn resident_codewords(&self) -> usize {
+        self.resident
+    }
+
+    /// Mean kernel time in milliseconds of decoding `batch` (at most one
+    /// batch) already resident on the device, over `reps` launches. Needs
+    /// nothing in flight.
+    pub fn time_kernel(&mut self, batch: &Batch<'_, T>, reps: usize) -> anyhow::Result<f64> {
+        let units = check_batch(batch, &self.shape, self.limit())?;
+        let n = self.spec.n();
+        let launcher = Launcher { f: &self.function, g: self.geometry, tables: self.tables.ptr() };
+        self.pipe.time_launches(units, n, |host, r| stage_units(host, batch, n, n, r), reps, |s, slot| launcher.run(s, slot, units))
+    }
+}
+
+impl<T: Llr> BatchDecoder<T> for GpuPolar<T> {
+    fn shapes(&self) -> &[UnitShape] {
+        &self.shape
+    }
+
+    fn limit(&self) -> BatchLimit {
+        BatchLimit { units: self.batch_units, items: self.batch_units * self.spec.n() }
+    }
+
+    fn depth(&self) -> usize {
+        self.pipe.depth()
+    }
+
+    fn submit(&mut self, batch: &Batch<'_, T>) -> CodeResult<()> {
+        let units = check_batch(batch, &self.shape, self.limit())?;
+        let n = self.spec.n();
+        let words = out_words(self.spec.code().k(), self.soft);
+        let launcher = Launcher { f: &self.function, g: self.geometry, tables: self.tables.ptr() };
+        self.pipe.submit(units, n, |host, r| stage_units(host, batch, n, n, r), units * words, units, |s, slot| launcher.run(s, slot, units)).map_err(device_error)
+    }
+
+    fn collect(&mut self, out: &mut Decoded) -> CodeResult<bool> {
+        let spec = &self.spec;
+        let (k, p, n) = (spec.code().k(), spec.payload_len(), spec.n());
+        let (kw, words, soft) = (k.div_ceil(32), out_words(k, self.soft), self.soft);
+        let (iterations, g_stop) = (self.cfg.iterations, self.cfg.early_stop == EarlyStop::GMatrix);
+        let mut reports = Vec::new();
+        let (bits, soft_out) = (&mut out.bits, &mut out.soft);
+        let collected = self.pipe.collect(|packed, status| {
+            let mut holds = Vec::with_capacity(status.len());
+            for (i, &st) in status.iter().enumerate() {
+                let it = st & 0xffff;
+                // Every codeword stops by the last iteration, so a status
+                // word left at zero means the kernel did not run to its end.
+                anyhow::ensure!((1..=iterations).contains(&it) && st >> 17 == 0, "codeword {i} of the batch was not decoded (status word {st:#x})");
+                holds.push((it, (st >> 16) & 1 == 1));
+            }
+            let units = status.len();
+            // The information bits of each codeword, then their soft values.
+            let mut info = Vec::new();
+            par_unpack(&mut info, packed, k, words);
+            let mut soft_info = Vec::new();
+            if soft {
+                soft_info = packed.par_chunks(words).flat_map_iter(|w| w[kw..].iter().flat_map(|&v| [v as u16 as i16, (v >> 16) as u16 as i16]).take(k).map(f32::from)).collect();
+            }
+            let at = bits.len();
+            bits.resize(at + units * p, 0);
+            let checks: Vec<Option<bool>> = bits[at..].par_chunks_mut(p).zip(info.par_chunks(k)).map(|(o, i)| spec.payload_of(i, o)).collect();
+            if soft {
+                let at = soft_out.len();
+                soft_out.resize(at + units * p, 0.0);
+                soft_out[at..].par_chunks_mut(p).zip(soft_info.par_chunks(k)).for_each(|(o, s)| match spec.check() {
+                    Some(c) => c.payload(s, o),
+                    None => o.copy_from_slice(s),
+                });
+            }
+            for ((it, g), check) in holds.into_iter().zip(checks) {
+                // The CPU's report: the CRC's verdict, else the G-matrix check's with that stop.
+                let check = check.or(g_stop.then_some(g));
+                reports.push(UnitReport { bits: p, iterations: it, check, consumed: n });
+            }
+            Ok(())
+        });
+        if !collected.map_err(device_error)? {
+            return Ok(false);
+        }
+        out.reports.extend(reports);
+        Ok(true)
+    }
+
+    fn in_flight(&self) -> usize {
+        self.pipe.in_flight()
+    }
+
+    fn gives_soft(&self) -> bool {
+        self.soft
+    }
+
+    fn describe(&self) -> String {
+        let (major, minor) = self.device.compute_capability;
+        let g = &self.geometry;
+        format!(
+            "gpu {} ({}, sm_{major}{minor}, {} LLRs{}, messages in {} memory, {} threads per codeword, {} codewords per CTA, {} B shared, {} regs, {} codewords resident, {} codewords/batch, {} slots, {} host threads), {}, {}",
+            self.device.index,
+            self.device.name,
+            T::NAME,
+            if self.soft { ", soft output" } else { "" },
+            if g.global { "global" } else { "shared" },
+            g.tpc,
+            g.per_cta,
+            g.smem(),
+            self.registers,
+            self.resident,
+            self.batch_units,
+            self.pipe.depth(),
+            self.pipe.host_threads(),
+            self.spec.describe(),
+            Algorithm::Bp(self.cfg).describe()
+        )
+    }
+}
+
+/// A decoder of `chain`'s units from LLRs of `T` on the backend `options`
+/// asks for (through [`select`]: with `auto`, the GPU when one is usable,
+/// else the CPU with the reason): bare codewords of N LLRs, or 5G messages
+/// of E LLRs rate-recovered on the host and decoded block by block
+/// ([`NrDecoder`]). On the GPU, [`GpuPolar`] (BP in the `i8` model with the
+/// G-matrix stop or none; SC, SCL, f32 BP and the CRC stop are the CPU's:
+/// `gpu` then fails, `auto` says why); on the CPU, [`CpuPolar`] on
+/// `options.cpu_threads` threads. With `soft`, BP on bare codewords also
+/// gives each payload bit's a-posteriori LLR.
+///
+/// # Example
+/// ```
+/// use gpufec::codes::polar::PolarSettings;
+/// use gpufec::codes::settings::Settings;
+/// use gpufec::gpu::{Backend, BackendOptions, polar_decoder};
+/// let options = BackendOptions { backend: Backend::Auto, cpu_threads: 1, ..Default::default() };
+/// let chain = PolarSettings { algorithm: Some("scl:8".into()), ..Default::default() }.resolve()?;
+/// let (dec, choice) = polar_decoder::<f32>(&chain, false, &options)?;
+/// assert!(dec.describe().starts_with("cpu") && !choice.gpu);
+/// assert!(choice.why_not_gpu.is_some_and(|why| why.contains("SCL")));
+/// # anyhow::Ok(())
+/// ```
+pub fn polar_decoder<T: Llr + crate::codes::polar::nr::Combine>(chain: &PolarChain, soft: bool, options: &BackendOptions) -> anyhow::Result<(Box<dyn BatchDecoder<T>>, Choice)> {
+    let algorithm = chain.algorithm();
+    if soft {
+        anyhow::ensure!(matches!(algorithm, Algorithm::Bp(_)), "soft output from {}: only BP gives it", algorithm.describe());
+        anyhow::ensure!(matches!(chain.frames(), PolarFrames::Codewords(_)), "5G messages are decoded to hard decisions only: no soft output");
+    }
+    let threads = options.cpu_threads;
+    let gpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
+        let Algorithm::Bp(cfg) = algorithm else {
+            anyhow::bail!("the GPU decodes BP; {} runs on the CPU", algorithm.describe());
+        };
+        Ok(match chain.frames() {
+            PolarFrames::Codewords(spec) => Box::new(GpuPolar::<T>::new(spec.clone(), cfg, soft, &options.pipeline)?),
+            PolarFrames::Nr(nr) => {
+                let inner = GpuPolar::<T>::new(nr.block_spec().clone(), cfg, false, &options.pipeline)?;
+                // A batch of messages fills the inner decoder's batch.
+                let messages = (inner.limit().units / nr.blocks()).max(1);
+                Box::new(NrDecoder::new(nr.clone(), |_| Ok(Box::new(inner)))?.with_batch_units(messages))
+            }
+        })
+    };
+    let cpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
+        Ok(match chain.frames() {
+            PolarFrames::Codewords(spec) => {
+                let dec = CpuPolar::<T>::new(spec.clone(), algorithm, threads)?;
+                Box::new(if soft { dec.with_soft_output()? } else { dec })
+            }
+            PolarFrames::Nr(nr) => Box::new(NrDecoder::new(nr.clone(), |spec| Ok(Box::new(CpuPolar::<T>::new(spec.clone(), algorithm, threads)?)))?),
+        })
+    };
+    select(options.backend, gpu, cpu)
+}
