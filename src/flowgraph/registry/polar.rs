@@ -14,7 +14,7 @@ use crate::codes::llr::{Llr, LlrType};
 use crate::codes::polar::nr::Combine;
 use crate::codes::polar::{PolarChain, PolarLink, PolarSettings};
 use crate::codes::settings::Settings;
-use crate::codes::sim::Link;
+use crate::codes::sim::{EBN0, Link};
 use crate::gpu::{BackendOptions, Choice, polar_decoder};
 use std::any::Any;
 
@@ -26,6 +26,7 @@ pub(crate) const FAMILY: Family = Family {
     resolve: resolve::<PolarSettings>,
     kinds: KINDS,
     default_llr: LlrType::I8,
+    axis: EBN0,
 };
 
 const KINDS: &[Kind] = &[
