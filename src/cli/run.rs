@@ -3,6 +3,7 @@
 
 use super::curve::{counts_text, sci};
 use crate::codes::sim::Point;
+use crate::codes::words::count_of;
 use super::interrupt;
 use crate::flowgraph::{BuildOptions, FlowgraphFile, Override, Progress, Summary};
 use crate::gpu::Backend;
@@ -74,7 +75,7 @@ fn print_summary(summary: &Summary) {
     }
     for d in &summary.decoders {
         let c = d.stats.counts();
-        let mut line = format!("decoder '{}': {} units, {} bits", d.block, c.units, c.bits);
+        let mut line = format!("decoder '{}': {}, {} bits", d.block, count_of(c.units, "unit"), c.bits);
         if let Some(it) = c.mean_iterations() {
             line += &format!(", {it:.2} iterations per unit");
         }
@@ -82,7 +83,7 @@ fn print_summary(summary: &Summary) {
             line += &format!(", {} of {} checks failed", c.failed, c.checked);
         }
         if c.batches > 0 {
-            line += &format!("; {} batches", c.batches);
+            line += &format!("; {}", count_of(c.batches, "batch"));
             if c.direct > 0 {
                 line += &format!(" ({} copied to the GPU from where they lay)", c.direct);
             }

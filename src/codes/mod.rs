@@ -24,6 +24,7 @@ pub mod simd;
 pub mod sync;
 pub mod threads;
 pub mod turbo;
+pub mod words;
 
 pub use decode::{Batch, BatchDecoder, Decoded, UnitReport, UnitShape, UnitSpan};
 pub use error::{CodeError, CodeResult};

@@ -220,6 +220,6 @@ impl<T: ViterbiLlr> BatchDecoder<T> for CpuViterbi<T> {
     }
 
     fn describe(&self) -> String {
-        format!("cpu ({} threads, {} LLRs, {})", self.threads(), T::NAME, self.simd())
+        format!("cpu ({}, {} LLRs, {})", crate::codes::words::count_of(self.threads() as u64, "thread"), T::NAME, self.simd())
     }
 }

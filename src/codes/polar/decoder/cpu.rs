@@ -303,7 +303,7 @@ impl<T: Llr> BatchDecoder<T> for CpuPolar<T> {
 
     fn describe(&self) -> String {
         let simd = if self.algorithm == Algorithm::Sc { format!(", {LANES} lanes, {}", self.simd) } else { String::new() };
-        format!("cpu ({} threads, {} LLRs{simd}), {}, {}", self.threads, T::NAME, self.spec.describe(), self.algorithm.describe())
+        format!("cpu ({}, {} LLRs{simd}), {}, {}", crate::codes::words::count_of(self.threads as u64, "thread"), T::NAME, self.spec.describe(), self.algorithm.describe())
     }
 
     fn gives_soft(&self) -> bool {

@@ -466,8 +466,8 @@ impl<T: Received> BatchDecoder<T> for SyncMapDecoder<T> {
 
     fn describe(&self) -> String {
         format!(
-            "cpu ({} threads, {}, {LANES} lanes, {}), {}, {}, {}, {} storage ({} KiB of gamma per frame), {:?}",
-            self.threads,
+            "cpu ({}, {}, {LANES} lanes, {}), {}, {}, {}, {} storage ({} KiB of gamma per frame), {:?}",
+            crate::codes::words::count_of(self.threads as u64, "thread"),
             T::NAME,
             self.level,
             self.code.describe(),

@@ -288,7 +288,7 @@ impl<T: Llr> BatchDecoder<T> for CpuTurbo<T> {
             Groups::F32(_) => format!("{LANES} f32 lanes"),
             Groups::I16(_) => format!("{LANES_I16} i16 lanes"),
         };
-        format!("cpu ({} threads, {} LLRs, {lanes}, {}), {}, {}", self.threads, T::NAME, self.simd(), self.code.describe(), self.cfg.describe())
+        format!("cpu ({}, {} LLRs, {lanes}, {}), {}, {}", crate::codes::words::count_of(self.threads as u64, "thread"), T::NAME, self.simd(), self.code.describe(), self.cfg.describe())
     }
 
     fn gives_soft(&self) -> bool {
