@@ -265,3 +265,20 @@ fn a_live_output_shows_as_it_is_decoded_and_a_silent_fifo_says_what_it_waits_for
     assert_eq!(o.status.code(), Some(130), "{stdout}");
     assert!(stdout.lines().any(|l| l.starts_with("summary:") && l.ends_with("(interrupted)")), "{stdout}");
 }
+
+/// Sizes that would exhaust memory or threads are refused before the run,
+/// with one line naming the limit (500 blocks made FutureSDR's buffer
+/// allocation panic under a 4 GiB address-space limit, `--executors 1024`
+/// its thread spawn).
+#[test]
+fn too_many_blocks_or_executors_are_refused_before_the_run() {
+    let d = dir("limits");
+    let mut text = String::from("connections = [\"b0 > n0\"]\n[blocks.b0]\ntype = \"RandomBits\"\nseed = 1\ntotal = 10\n[blocks.n0]\ntype = \"FileSink\"\npath = \"/dev/null\"\nformat = \"bits\"\n");
+    for i in 1..=64 {
+        text += &format!("[blocks.x{i}]\ntype = \"RandomBits\"\nseed = 1\n");
+    }
+    let fg = d.join("many.toml");
+    std::fs::write(&fg, text).unwrap();
+    refused(&gpufec(&["run", &s(&fg)]), &["66 blocks; a flowgraph has at most 64"]);
+    refused(&gpufec(&["run", "flowgraphs/viterbi_awgn.toml", "--executors", "1024"]), &["--executors 1024: at most 64"]);
+}

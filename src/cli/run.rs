@@ -13,8 +13,10 @@ use super::status_line::StatusLine;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Most executor threads `--executors` may ask for.
-const MAX_EXECUTORS: usize = 1024;
+/// Most executor threads `--executors` may ask for: the blocks' work is on
+/// other threads, and 1024 of them failed to spawn under a 4 GiB address
+/// space limit (FutureSDR then panics).
+const MAX_EXECUTORS: usize = 64;
 
 /// `gpufec run`.
 #[derive(Args, Debug)]

@@ -85,6 +85,12 @@ impl std::str::FromStr for Override {
 }
 
 /// Largest flowgraph file read, bytes: a flowgraph is a page of TOML, and a
+/// Most blocks in one flowgraph: far more than a receive chain needs, and
+/// few enough that their stream buffers (up to 64 MiB each, mapped twice)
+/// fit a 4 GiB address space limit, where 500 blocks made FutureSDR's buffer
+/// allocation panic.
+pub const MAX_BLOCKS: usize = 64;
+
 /// file that never ends (`/dev/zero`) must not fill the memory.
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
 
@@ -144,6 +150,9 @@ impl FlowgraphFile {
                 .collect::<anyhow::Result<_>>()?,
             Some(_) => bail!("{label}: 'blocks' must hold one table per block ([blocks.NAME])"),
         };
+        if blocks.len() > MAX_BLOCKS {
+            bail!("{label}: {} blocks; a flowgraph has at most {MAX_BLOCKS} (each holds stream buffers of up to 64 MiB, mapped twice)", blocks.len());
+        }
         if let Some(key) = top.keys().next() {
             bail!("{label}: unknown top-level key '{key}' (expected description, vars, codes, blocks, connections)");
         }
