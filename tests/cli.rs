@@ -206,7 +206,7 @@ fn hostile_inputs_get_clear_errors() {
 #[test]
 fn new_options_and_fields_refuse_hostile_values() {
     // run's executors and profile: huge, negative, not a count.
-    fails(&["run", SHIPPED, "--executors", "1e9"], &["--executors 1000000000: at most 1024"]);
+    fails(&["run", SHIPPED, "--executors", "1e9"], &["--executors 1000000000: at most 64"]);
     rejected(&["run", SHIPPED, "--executors=-1"], "'-1' is not a count");
     rejected(&["run", SHIPPED, "--executors", "2.5"], "is not a count");
     rejected(&["run", SHIPPED, "--profile=yes"], "--profile");

@@ -103,6 +103,21 @@ fn print_summary(summary: &Summary) {
     } else {
         ""
     };
+    if summary.ber.is_empty() {
+        // No reference to count errors against: say what was decoded, not "bits 0, BER n/a".
+        let decoded: u64 = summary.decoders.iter().map(|d| d.stats.counts().bits).sum();
+        if summary.decoders.is_empty() {
+            println!("summary: no decoder and no BER sink, wall {:.2} s{ended}", summary.wall.as_secs_f64());
+            return;
+        }
+        println!(
+            "summary: {decoded} bits decoded (no BER sink), information {}, wall {:.2} s, backend {}{ended}",
+            rate.unwrap_or_else(|| "n/a (no probe)".into()),
+            summary.wall.as_secs_f64(),
+            if backends.is_empty() { "n/a (no decoder)".into() } else { backends.join(", ") },
+        );
+        return;
+    }
     println!(
         "summary: bits {}, errors {}, BER {}, FER {}, information {}, wall {:.2} s, backend {}{ended}",
         counts.bits,
