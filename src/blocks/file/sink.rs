@@ -129,8 +129,9 @@ impl<T: Pod> Writer<T> {
     /// (a FIFO waits for its reader, saying so).
     fn open(&mut self) -> anyhow::Result<()> {
         let path = &self.path;
-        let fifo = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
-        let regular = std::fs::metadata(path).map(|m| m.is_file()).unwrap_or(true);
+        let meta = std::fs::metadata(path).ok();
+        let fifo = meta.as_ref().is_some_and(|m| m.file_type().is_fifo());
+        let regular = meta.as_ref().is_none_or(|m| m.is_file());
         let open = || OpenOptions::new().write(true).create(regular).truncate(regular).open(path);
         let file = if fifo { crate::files::open_saying(&format!("a reader of {}", path.display()), open) } else { open() };
         let file = file.map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
