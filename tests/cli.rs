@@ -148,6 +148,15 @@ fn info_and_bench_run() {
             assert!(row.is_some(), "no row for {setup}, {llr}: {out}");
         }
     }
+    // Each row says how many bits it decoded: whole units, not the bits asked.
+    let out = ok(&["bench", "conv", "--backend", "cpu", "--bits", "1", "--seconds", "0", "--threads", "1", "--llr", "i8"]);
+    assert!(out.contains("1 information bit asked per repetition"), "{out}");
+    let bits_of = |setup: &str| -> u64 {
+        let row = out.lines().find(|l| l.starts_with(setup)).unwrap_or_else(|| panic!("no row for {setup}: {out}"));
+        row[setup.len()..].split_whitespace().nth(2).and_then(|b| b.parse().ok()).unwrap_or_else(|| panic!("no bits/rep in {row}"))
+    };
+    assert_eq!(bits_of("frames of 2048, terminated"), 2048, "{out}");
+    assert_eq!(bits_of("tiled f=256 v1=20 v2=20 serial"), 256 * 64, "{out}");
     fails(&["bench", "conv", "--mode", "terminated", "--tile", "64,8,8"], &["--tile"]);
     fails(&["bench", "conv", "--tile", "64,8"], &["--tile", "64,8"]);
     // A punctured rate: its default tile, the erasures put back by the decoder.
@@ -346,7 +355,7 @@ fn turbo_commands_run_and_refuse_bad_values() {
     let out = ok(&["ber", "turbo", "--block", "40", "--ebn0", "4", "--max-bits", "4000", "--threads", "1"]);
     assert!(out.contains("K 40, QPP (3, 10)") && out.contains("4000 bits, 0 errors"), "{out}");
     let out = ok(&["ber", "turbo", "--tbs", "1000", "--coded", "2100", "--rv", "2", "--early-stop", "crc", "--ebn0", "5", "--max-bits", "3000"]);
-    assert!(out.contains("code blocks [1024]") && out.contains("3000 bits, 0 errors") && out.contains("stop on CRC24A"), "{out}");
+    assert!(out.contains("code blocks 1024,") && out.contains("3000 bits, 0 errors") && out.contains("stop on CRC24A"), "{out}");
     let out = ok(&["bench", "turbo", "--block", "1024", "--iterations", "2", "--bits", "1e4", "--seconds", "0", "--threads", "1"]);
     assert!(out.contains("Mb/s") && out.contains("K 1024"), "{out}");
     for (args, want) in [

@@ -294,7 +294,7 @@ fn shipped_flowgraphs_count_what_the_link_simulators_count() {
             let (mut link, _) = code.link(llr, &BackendOptions { backend: Backend::Cpu, ..Default::default() }).unwrap();
             let stop = StopRule { max_bits: got.bits, max_errors: u64::MAX };
             let p = run_point(link.as_mut(), x, seed, stop, &AtomicBool::new(false), Duration::MAX, |_| {}).unwrap();
-            let want = BerCounts { bits: p.bits, bit_errors: p.bit_errors, frames: p.frames, frame_errors: p.frame_errors };
+            let want = BerCounts { bits: p.bits, bit_errors: p.bit_errors, frames: p.frames, frame_errors: p.frame_errors, partial_bits: p.partial_bits };
             assert_eq!(got, want, "{what}");
             assert!(want.bit_errors >= 10 && want.frame_errors < want.frames, "{what}: {want:?}: too few errors, or nothing but errors, proves little");
         }

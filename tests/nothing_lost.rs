@@ -282,3 +282,74 @@ fn too_many_blocks_or_executors_are_refused_before_the_run() {
     refused(&gpufec(&["run", &s(&fg)]), &["66 blocks; a flowgraph has at most 64"]);
     refused(&gpufec(&["run", "flowgraphs/viterbi_awgn.toml", "--executors", "1024"]), &["--executors 1024: at most 64"]);
 }
+
+/// A source whose total is not a whole number of the encoder's frames is
+/// refused before the run, naming the multiples on either side (it used to
+/// fail after all the work); a stream shorter than a BER sink's frame counts
+/// its bits but no frame, and says so (it used to report FER 0 or 1 from a
+/// frame that never completed).
+#[test]
+fn totals_must_be_whole_frames_and_a_partial_frame_is_no_frame() {
+    for (file, unit) in [
+        ("flowgraphs/turbo_tb_awgn.toml", 6120),
+        ("flowgraphs/turbo_awgn.toml", 6144),
+        ("flowgraphs/polar_awgn.toml", 512),
+        ("flowgraphs/polar_5g_awgn.toml", 200),
+        ("flowgraphs/sync_bsid.toml", 1050),
+    ] {
+        let total = 3 * unit + 7;
+        let o = gpufec(&["run", file, "--backend", "cpu", "--set", &format!("source.total={total}")]);
+        let whole = format!("a multiple of {unit} ({} or {})", 3 * unit, 4 * unit);
+        refused(&o, &[&format!("block 'source' sends {total} bits, not a whole number"), &whole]);
+        assert!(o.stdout.is_empty(), "{file}: the run started: {}", String::from_utf8_lossy(&o.stdout));
+    }
+    // Terminated convolutional frames too; a streaming code takes any total.
+    let terminated = ["--set", "conv.mode=terminated", "--set", "conv.frame=2048"];
+    let o = gpufec(&[&["run", "flowgraphs/viterbi_awgn.toml", "--backend", "cpu", "--set", "source.total=5000"][..], &terminated[..]].concat());
+    refused(&o, &["a multiple of 2048 (4096 or 6144)"]);
+    let o = gpufec(&["run", "flowgraphs/viterbi_awgn.toml", "--backend", "cpu", "--set", "source.total=1000"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Frames of 256: three whole, 232 bits of a fourth.
+    assert!(out.contains("1000 bits, 0 errors, BER 0.000e0, 3 frames, 0 frame errors, FER 0.000e0 (the last 232 bits, less than a frame, in BER only)"), "{out}");
+    let o = gpufec(&["run", "flowgraphs/viterbi_awgn.toml", "--backend", "cpu", "--set", "source.total=7"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("summary: bits 7, errors 0, BER 0.000e0, FER n/a (the last 7 bits, less than a frame, in BER only)"), "{out}");
+}
+
+/// A run says what each file sink wrote (items, bytes, where), also when it
+/// has no decoder and no BER sink; the counts match the files.
+#[test]
+fn file_sinks_say_what_they_wrote() {
+    let d = dir("written");
+    let (bits, llrs) = (d.join("bits.packed"), d.join("llrs.i8"));
+    let o = gpufec(&["run", "flowgraphs/awgn_to_files.toml", "--set", "source.total=1001", "--set", &format!("vars.bits={}", s(&bits)), "--set", &format!("vars.llrs={}", s(&llrs))]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!((std::fs::metadata(&bits).unwrap().len(), std::fs::metadata(&llrs).unwrap().len()), (126, 2002));
+    assert!(out.contains(&format!("file 'bit_file': 1001 bits, 126 bytes in {}", s(&bits))), "{out}");
+    assert!(out.contains(&format!("file 'llr_file': 2002 i8 items, 2002 bytes in {}", s(&llrs))), "{out}");
+    assert!(out.contains("summary: no decoder and no BER sink, 2128 bytes written to 2 files"), "{out}");
+}
+
+/// A tile decoder reading its input as a framer's units (the default) but
+/// fed a plain stream decoded garbage in silence (BER near 1/2, or a late
+/// "ended inside a code block"): it is refused at once, naming the fix;
+/// codes whose units are the stream itself (terminated frames) read it.
+#[test]
+fn a_plain_stream_is_never_read_as_tiles() {
+    let d = dir("units");
+    let fg = d.join("units.toml");
+    let text = "connections = [\"s > e > c > d > b.decoded\", \"s > b.reference\"]\n[codes.conv]\nfamily = \"conv\"\n\
+        [blocks.s]\ntype = \"RandomBits\"\nseed = 1\ntotal = 983040\n[blocks.e]\ntype = \"ConvEncoder\"\n\
+        [blocks.c]\ntype = \"BpskAwgn\"\nebn0_db = 5\nseed = 1\nllr = \"f32\"\n\
+        [blocks.d]\ntype = \"ViterbiDecoder\"\nllr = \"f32\"\nbackend = \"cpu\"\n[blocks.b]\ntype = \"BerSink\"\n";
+    std::fs::write(&fg, text).unwrap();
+    refused(&gpufec(&["run", &s(&fg)]), &["block 'd'", "before the first unit mark", "input = \"stream\""]);
+    let o = gpufec(&["run", &s(&fg), "--set", "d.input=\"stream\""]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("summary: bits 983040, errors 0"), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = gpufec(&["run", &s(&fg), "--set", "conv.mode=terminated", "--set", "conv.frame=2048"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let errors: u64 = out.split("summary: bits 983040, errors ").nth(1).and_then(|r| r.split(',').next()).and_then(|e| e.parse().ok()).unwrap_or(u64::MAX);
+    assert!(errors < 100, "a BER of 1e-4 or more at 5 dB: {out}{}", String::from_utf8_lossy(&o.stderr));
+}

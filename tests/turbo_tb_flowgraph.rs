@@ -47,9 +47,12 @@ fn i8_llrs_from_a_framer_decode_several_code_blocks() {
     let s = run(build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: false }).unwrap(), Duration::from_secs(600), &AtomicBool::new(false), |_| {}).unwrap();
     assert_eq!((s.ber[0].1.bits, s.ber[0].1.bit_errors, s.ber[0].1.frames), (200_000, 0, 10));
     let counts = s.decoders[0].stats.counts();
-    // Each unit's iterations are its four code blocks', which stop on their CRC24B well before 8.
-    assert_eq!((counts.units, counts.checked, counts.failed), (10, 10, 0), "{counts:?}");
+    // Each unit's iterations are its four code blocks', which stop on their
+    // CRC24B well before 8: the mean is per code block, not per unit.
+    assert_eq!((counts.units, counts.blocks, counts.checked, counts.failed), (10, 40, 10, 0), "{counts:?}");
     assert!((40..10 * 4 * 4).contains(&counts.iterations), "{counts:?}");
+    let mean = counts.mean_iterations().unwrap();
+    assert!((1.0..4.0).contains(&mean) && (mean - counts.iterations as f64 / 40.0).abs() < 1e-12, "{counts:?}");
 }
 
 /// Both `dematch` values build and decode (on the CPU both de-rate-match
@@ -145,9 +148,9 @@ type = "BerSink"
 
 #[test]
 fn a_stream_cut_inside_a_transport_block_and_nan_llrs_are_reported() {
-    // The bits end inside the second transport block: the encoder says so.
+    // The bits would end inside the second transport block: refused before the run.
     let e = fails(&["source.total=8000"]);
-    assert!(e.contains("inside a terminated frame (or code block, or transport block)"), "{e}");
+    assert!(e.contains("sends 8000 bits, not a whole number of the 6120-bit frames block 'encoder' encodes"), "{e}");
     let dir = std::env::temp_dir().join(format!("gpufec-tb-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     // LLRs that end inside the second transport block: counted, not dropped.

@@ -41,6 +41,8 @@ pub struct BerCounts {
     pub frames: u64,
     /// Frames with at least one bit error.
     pub frame_errors: u64,
+    /// Bits of a last frame cut short: in `bits`, not in `frames`.
+    pub partial_bits: u64,
 }
 
 impl BerCounts {
@@ -57,7 +59,7 @@ impl BerCounts {
 
 impl From<BerCounts> for Point {
     fn from(c: BerCounts) -> Point {
-        Point { bits: c.bits, bit_errors: c.bit_errors, frames: c.frames, frame_errors: c.frame_errors, ..Point::default() }
+        Point { bits: c.bits, bit_errors: c.bit_errors, frames: c.frames, frame_errors: c.frame_errors, partial_bits: c.partial_bits, ..Point::default() }
     }
 }
 
@@ -69,6 +71,7 @@ pub struct BerCounters {
     bit_errors: AtomicU64,
     frames: AtomicU64,
     frame_errors: AtomicU64,
+    partial_bits: AtomicU64,
     stopped: AtomicBool,
 }
 
@@ -80,6 +83,7 @@ impl BerCounters {
             bit_errors: self.bit_errors.load(Ordering::Relaxed),
             frames: self.frames.load(Ordering::Relaxed),
             frame_errors: self.frame_errors.load(Ordering::Relaxed),
+            partial_bits: self.partial_bits.load(Ordering::Relaxed),
         }
     }
 
@@ -94,6 +98,7 @@ impl BerCounters {
         self.bit_errors.store(p.bit_errors, Ordering::Relaxed);
         self.frames.store(p.frames, Ordering::Relaxed);
         self.frame_errors.store(p.frame_errors, Ordering::Relaxed);
+        self.partial_bits.store(p.partial_bits, Ordering::Relaxed);
     }
 }
 
@@ -250,7 +255,8 @@ mod tests {
         decoded[94] = 1;
         let (counts, stopped) = run(reference, decoded, BerStop::default());
         let counts = counts.unwrap();
-        assert_eq!(counts, BerCounts { bits: 95, bit_errors: 3, frames: 10, frame_errors: 2 });
+        // Nine whole frames of 10; the last 5 bits are no frame.
+        assert_eq!(counts, BerCounts { bits: 95, bit_errors: 3, frames: 9, frame_errors: 1, partial_bits: 5 });
         assert!(!stopped);
         assert!((counts.ber() - 3.0 / 95.0).abs() < 1e-12);
     }

@@ -57,7 +57,7 @@ pub use bpsk_awgn::BpskAwgn;
 pub use bpsk_mapper::BpskMapper;
 pub use conv::{ConvEncoder, Depuncture, Puncture, ViterbiDecoder};
 pub use decoder::{DEFAULT_MAX_LATENCY, DecoderCounts, DecoderOptions, DecoderStats};
-pub use file::{FileFormat, FileSink, FileSource, Pod};
+pub use file::{FileFormat, FileSink, FileSource, FileWritten, Pod};
 pub use first_error::{FirstError, Reporting};
 pub use framer::Framer;
 pub use llr_demapper::LlrDemapper;

@@ -175,6 +175,8 @@ pub struct Row<'a> {
     pub llr: &'a str,
     /// CPU threads (0: a GPU).
     pub threads: usize,
+    /// Information bits decoded per repetition (whole units: at least those asked).
+    pub bits: u64,
     /// Information Mb/s.
     pub mbps: f64,
     /// The decoder's description.
@@ -184,7 +186,7 @@ pub struct Row<'a> {
 impl Row<'_> {
     /// The table's header line.
     pub fn header() -> String {
-        format!("{:<38} {:>4} {:>7} {:>9} {:>10}  decoder", "configuration", "llr", "threads", "Mb/s", "Mb/s/core")
+        format!("{:<38} {:>4} {:>7} {:>10} {:>9} {:>10}  decoder", "configuration", "llr", "threads", "bits/rep", "Mb/s", "Mb/s/core")
     }
 }
 
@@ -194,7 +196,7 @@ impl std::fmt::Display for Row<'_> {
             0 => ("-".to_string(), "-".to_string()),
             t => (t.to_string(), format!("{:.1}", self.mbps / t as f64)),
         };
-        write!(f, "{:<38} {:>4} {threads:>7} {:>9.1} {per_core:>10}  {}", self.setup, self.llr, self.mbps, self.describe)
+        write!(f, "{:<38} {:>4} {threads:>7} {:>10} {:>9.1} {per_core:>10}  {}", self.setup, self.llr, self.bits, self.mbps, self.describe)
     }
 }
 

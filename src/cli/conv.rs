@@ -74,9 +74,9 @@ fn bench(code: &dyn crate::flowgraph::family::Code, given: &Map<String, Value>, 
     let setups = if single || !chain.puncture().is_identity() { vec![Setup::new(chain.mode())] } else { standard_setups(chain_group(&chain))? };
     println!("machine: {}", super::bench::machine());
     println!(
-        "bench conv: {}, Eb/N0 {ebn0} dB, {} information bits per repetition, fastest of ≥ 3 repetitions over {} s",
+        "bench conv: {}, Eb/N0 {ebn0} dB, {} asked per repetition (rounded up to whole units: bits/rep), fastest of ≥ 3 repetitions over {} s",
         chain.describe(),
-        run.bits,
+        crate::codes::words::count_of(run.bits, "information bit"),
         args.seconds
     );
     println!("{}", Row::header());
@@ -132,7 +132,7 @@ fn rows<T: ViterbiLlr>(conv: &ConvSetup, on_load: bool, setup: &Setup, ebn0: f64
             .with_context(|| format!("--backend {}", run.backend))?;
         let batch = Batch::uniform(&units, decoder.shapes()[0].items)?;
         let timing = time_decoder(decoder.as_mut(), &batch, info, run.budget)?;
-        println!("{}", Row { setup: &setup.name, llr: T::NAME, threads, mbps: timing.mbps(), describe: decoder.describe() });
+        println!("{}", Row { setup: &setup.name, llr: T::NAME, threads, bits: info, mbps: timing.mbps(), describe: decoder.describe() });
     }
     Ok(())
 }

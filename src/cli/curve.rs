@@ -49,7 +49,7 @@ fn rate(x: f64) -> Value {
 impl Curve {
     /// The JSON object: the parameters, and `points`, each with the axis value
     /// (under the axis name), `bits`, `bit_errors`, `frames`, `frame_errors`,
-    /// `ber`, `fer`, `detected`, `undetected`, `mean_iterations`, `seconds`
+    /// `partial_bits` (a last frame cut short: in `bits`, not in `frames`), `ber`, `fer`, `detected`, `undetected`, `mean_iterations`, `seconds`
     /// and `ended`; `symbols`, `symbol_errors` and `ser` where symbols were
     /// counted. A rate of nothing is `null`.
     pub fn to_json(&self) -> Value {
@@ -60,7 +60,7 @@ impl Curve {
             .map(|p| {
                 let mut o = Map::new();
                 o.insert(self.axis.key.into(), json!(p.x));
-                for (k, v) in [("bits", p.bits), ("bit_errors", p.bit_errors), ("frames", p.frames), ("frame_errors", p.frame_errors)] {
+                for (k, v) in [("bits", p.bits), ("bit_errors", p.bit_errors), ("frames", p.frames), ("frame_errors", p.frame_errors), ("partial_bits", p.partial_bits)] {
                     o.insert(k.into(), json!(v));
                 }
                 o.insert("ber".into(), rate(p.ber()));
@@ -91,14 +91,23 @@ pub(super) fn sci(x: f64) -> String {
 /// Bit and frame counts and their rates, as `ber` and `run` print them.
 pub(super) fn counts_text(p: &Point) -> String {
     format!(
-        "{} bits, {} errors, BER {}, {} frames, {} frame errors, FER {}",
+        "{} bits, {} errors, BER {}, {} frames, {} frame errors, FER {}{}",
         p.bits,
         p.bit_errors,
         sci(p.ber()),
         p.frames,
         p.frame_errors,
-        sci(p.fer())
+        sci(p.fer()),
+        partial_text(p.partial_bits)
     )
+}
+
+/// What a last frame cut short means for the counts, or nothing.
+pub(super) fn partial_text(partial_bits: u64) -> String {
+    match partial_bits {
+        0 => String::new(),
+        n => format!(" (the last {}, less than a frame, in BER only)", crate::codes::words::count_of(n, "bit")),
+    }
 }
 
 /// One point as the `ber` command prints it.

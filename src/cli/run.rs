@@ -1,7 +1,7 @@
 //! `gpufec run FILE`: build a flowgraph file, run it with live figures, and
 //! summarise what it counted.
 
-use super::curve::{counts_text, sci};
+use super::curve::{counts_text, partial_text, sci};
 use crate::codes::sim::Point;
 use crate::codes::words::count_of;
 use super::interrupt;
@@ -11,6 +11,8 @@ use clap::Args;
 use super::count::count_usize;
 use super::status_line::StatusLine;
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use crate::flowgraph::StreamType;
 use std::time::Duration;
 
 /// Most executor threads `--executors` may ask for: the blocks' work is on
@@ -79,7 +81,10 @@ fn print_summary(summary: &Summary) {
         let c = d.stats.counts();
         let mut line = format!("decoder '{}': {}, {} bits", d.block, count_of(c.units, "unit"), c.bits);
         if let Some(it) = c.mean_iterations() {
-            line += &format!(", {it:.2} iterations per unit");
+            line += &format!(", {it:.2} iterations per code block");
+            if c.blocks > c.units {
+                line += &format!(" ({} in all)", count_of(c.blocks, "code block"));
+            }
         }
         if c.checked > 0 {
             line += &format!(", {} of {} checks failed", c.failed, c.checked);
@@ -92,6 +97,19 @@ fn print_summary(summary: &Summary) {
             line += &format!(", {:.3} s handing them over, {:.3} s waiting for results, {:.3} s writing them out", c.submit_s, c.collect_s, c.drain_s);
         }
         println!("{line}");
+    }
+    let mut bytes_written = 0;
+    for f in &summary.files {
+        let (items, bytes) = (f.written.items.load(Ordering::Relaxed), f.written.bytes.load(Ordering::Relaxed));
+        bytes_written += bytes;
+        let noun = match f.stream {
+            StreamType::U8 => "bit",
+            StreamType::Packed => "packed byte",
+            StreamType::I8 => "i8 item",
+            StreamType::F32 => "f32 item",
+            StreamType::Cf32 => "complex sample",
+        };
+        println!("file '{}': {}, {} in {}", f.block, count_of(items, noun), count_of(bytes, "byte"), f.path);
     }
     let counts = summary.ber.first().map(|(_, c)| *c).unwrap_or_default();
     let rate = summary.throughput.first().map(|(_, t)| format!("{} Mb/s", mbps(t.per_second())));
@@ -107,7 +125,11 @@ fn print_summary(summary: &Summary) {
         // No reference to count errors against: say what was decoded, not "bits 0, BER n/a".
         let decoded: u64 = summary.decoders.iter().map(|d| d.stats.counts().bits).sum();
         if summary.decoders.is_empty() {
-            println!("summary: no decoder and no BER sink, wall {:.2} s{ended}", summary.wall.as_secs_f64());
+            let wrote = match summary.files.len() {
+                0 => "nothing written".to_string(),
+                n => format!("{} written to {}", count_of(bytes_written, "byte"), count_of(n as u64, "file")),
+            };
+            println!("summary: no decoder and no BER sink, {wrote}, wall {:.2} s{ended}", summary.wall.as_secs_f64());
             return;
         }
         println!(
@@ -119,11 +141,12 @@ fn print_summary(summary: &Summary) {
         return;
     }
     println!(
-        "summary: bits {}, errors {}, BER {}, FER {}, information {}, wall {:.2} s, backend {}{ended}",
+        "summary: bits {}, errors {}, BER {}, FER {}{}, information {}, wall {:.2} s, backend {}{ended}",
         counts.bits,
         counts.bit_errors,
         sci(counts.ber()),
         sci(counts.fer()),
+        partial_text(counts.partial_bits),
         rate.unwrap_or_else(|| "n/a (no probe)".into()),
         summary.wall.as_secs_f64(),
         if backends.is_empty() { "n/a (no decoder)".into() } else { backends.join(", ") },

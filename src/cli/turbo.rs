@@ -85,13 +85,12 @@ fn bench_transport<T: Llr>(chain: &TurboChain, tb: &TransportBlock, ebn0: f64, r
     let (llrs, scale) = (noisy.llrs, noisy.scale);
     let (mut dec, _) = turbo_decoder::<T>(chain, scale, false, &options)?;
     println!(
-        "bench turbo: transport blocks of A = {} in G = {} (rate {:.3}, rv {}), {} code blocks {:?}, {} LLRs at Eb/N0 {ebn0} dB, {count} transport blocks, {per_batch} per batch\n{}",
+        "bench turbo: transport blocks of A = {} in G = {} (rate {:.3}, rv {}), code blocks {}, {} LLRs at Eb/N0 {ebn0} dB, {count} transport blocks, {per_batch} per batch\n{}",
         tb.a(),
         tb.g(),
         chain.rate(),
         chain.settings().rv.unwrap_or(0),
-        tb.blocks().len(),
-        tb.block_sizes(),
+        crate::codes::words::runs_of(&tb.blocks()),
         T::NAME,
         dec.describe()
     );

@@ -24,6 +24,11 @@ pub trait Encoder: Send {
     /// boundary); always true for a streaming code.
     fn at_boundary(&self) -> bool;
 
+    /// Information bits a stream must hold a whole number of (a frame, code
+    /// block or message; 1 for a streaming code), so that a flowgraph can
+    /// check a source's total before the run.
+    fn unit_bits(&self) -> u64;
+
     /// Information bits over channel bits sent (tails and puncturing counted):
     /// the R of Eb/N0 = Es/N0 / R.
     fn rate(&self) -> f64;
@@ -42,6 +47,10 @@ impl<E: Encoder + ?Sized> Encoder for Box<E> {
 
     fn at_boundary(&self) -> bool {
         (**self).at_boundary()
+    }
+
+    fn unit_bits(&self) -> u64 {
+        (**self).unit_bits()
     }
 
     fn rate(&self) -> f64 {

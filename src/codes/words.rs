@@ -11,9 +11,34 @@ pub fn count_of(n: impl Into<u64>, noun: &str) -> String {
     format!("{n} {noun}{}", if es { "es" } else { "s" })
 }
 
+/// `sizes` with repeats gathered, in order: `6144`, `16 × 6144`,
+/// `3 × 6080 + 13 × 6144` (a transport block's 172 code blocks take one line).
+pub fn runs_of(sizes: &[usize]) -> String {
+    if let [one] = sizes {
+        return one.to_string();
+    }
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for &s in sizes {
+        match runs.last_mut() {
+            Some((size, n)) if *size == s => *n += 1,
+            _ => runs.push((s, 1)),
+        }
+    }
+    runs.iter().map(|(s, n)| format!("{n} × {s}")).collect::<Vec<_>>().join(" + ")
+}
+
 #[cfg(test)]
 mod tests {
-    use super::count_of;
+    use super::{count_of, runs_of};
+
+    #[test]
+    fn runs_gather_repeats_in_order() {
+        assert_eq!(runs_of(&[6144]), "6144");
+        assert_eq!(runs_of(&[6144; 16]), "16 × 6144");
+        assert_eq!(runs_of(&[6080, 6080, 6144, 6144, 6144]), "2 × 6080 + 3 × 6144");
+        assert_eq!(runs_of(&[40, 48, 40]), "1 × 40 + 1 × 48 + 1 × 40");
+        assert_eq!(runs_of(&[]), "");
+    }
 
     #[test]
     fn one_is_singular_and_the_rest_plural() {

@@ -4,11 +4,13 @@
 use super::family::Code;
 use super::file::list;
 use super::params::Args;
-use crate::blocks::{BerCounters, BlockLoad, Counted, DecoderStats, FirstError, Profiled, ThroughputMeter};
+use super::registry::StreamType;
+use crate::blocks::{BerCounters, BlockLoad, Counted, DecoderStats, FileWritten, FirstError, Profiled, ThroughputMeter};
 use crate::gpu::{Backend, Choice};
 use futuresdr::runtime::__private::KernelInterface;
 use futuresdr::runtime::dev::Kernel;
 use futuresdr::runtime::{BlockId, Flowgraph};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Which backend a decoder block runs on, and why, with its live counts.
@@ -33,6 +35,19 @@ impl std::fmt::Display for DecoderNote {
             None => f.write_str(self.backend),
         }
     }
+}
+
+/// A file sink: where it writes, and what it wrote so far.
+#[derive(Debug, Clone)]
+pub struct FileNote {
+    /// The block's name.
+    pub block: String,
+    /// The path it writes.
+    pub path: String,
+    /// The stream it takes (what its items are).
+    pub stream: StreamType,
+    /// Items and bytes written so far.
+    pub written: Arc<FileWritten>,
 }
 
 /// The load handle of one block of a profiled flowgraph.
@@ -71,6 +86,8 @@ pub struct Built {
     pub probes: Vec<(String, Arc<ThroughputMeter>)>,
     /// Its decoders and their backends.
     pub decoders: Vec<DecoderNote>,
+    /// Its file sinks.
+    pub files: Vec<FileNote>,
     /// Every block's load, sources first, when it was built to be profiled.
     pub loads: Vec<LoadNote>,
     /// The file's codes, resolved, by name.
@@ -88,11 +105,16 @@ pub(crate) struct Assembly {
     pub ber_sinks: Vec<(String, Arc<BerCounters>)>,
     pub probes: Vec<(String, Arc<ThroughputMeter>)>,
     pub decoders: Vec<DecoderNote>,
+    pub files: Vec<FileNote>,
     /// Whether every block is timed ([`Profiled`]).
     profile: bool,
     pub loads: Vec<LoadNote>,
     /// The file's codes, resolved, by name.
     codes: Vec<(String, Arc<dyn Code>)>,
+    /// Items each block's input must hold a whole number of, by block name.
+    pub units: HashMap<String, u64>,
+    /// Items each source block sends in all, by block name.
+    pub totals: HashMap<String, u64>,
 }
 
 impl Assembly {
@@ -105,9 +127,12 @@ impl Assembly {
             ber_sinks: Vec::new(),
             probes: Vec::new(),
             decoders: Vec::new(),
+            files: Vec::new(),
             profile,
             loads: Vec::new(),
             codes,
+            units: HashMap::new(),
+            totals: HashMap::new(),
         }
     }
 
@@ -169,6 +194,26 @@ impl Assembly {
         Ok(Node::Wire)
     }
 
+    /// Remember that the block being built takes its input in whole units of
+    /// `items` (an encoder's frames), for [`Self::totals`] to be checked against.
+    pub fn note_unit(&mut self, items: u64) {
+        if items > 1 {
+            self.units.insert(self.name.clone(), items);
+        }
+    }
+
+    /// Remember how many items the block being built sends, if it ends.
+    pub fn note_total(&mut self, items: Option<u64>) {
+        if let Some(n) = items {
+            self.totals.insert(self.name.clone(), n);
+        }
+    }
+
+    /// Remember the file sink being built: its path, format and counts.
+    pub fn note_file(&mut self, path: &str, stream: StreamType, written: Arc<FileWritten>) {
+        self.files.push(FileNote { block: self.name.clone(), path: path.to_string(), stream, written });
+    }
+
     /// Remember the decoder of the block being built: where it ended up, its
     /// description and its live counts.
     pub fn note_decoder(&mut self, choice: Choice, describe: String, stats: Arc<DecoderStats>) {
@@ -182,6 +227,7 @@ impl Assembly {
             ber_sinks: self.ber_sinks,
             probes: self.probes,
             decoders: self.decoders,
+            files: self.files,
             loads: self.loads,
             codes: self.codes,
         }

@@ -50,6 +50,7 @@ pub fn build(file: &FlowgraphFile, options: &BuildOptions) -> anyhow::Result<Bui
         ids[i] = Some((checked[i].kind.add)(&checked[i].args, &mut asm)?);
     }
     let ids: Vec<Node> = ids.into_iter().flatten().collect();
+    check_totals(file, &checked, &edges, &ids, &asm)?;
     for e in &edges {
         let Node::Block(to_id) = ids[e.to.0] else { continue };
         let from = feeder(e.from, &edges, &ids);
@@ -61,6 +62,27 @@ pub fn build(file: &FlowgraphFile, options: &BuildOptions) -> anyhow::Result<Bui
         })?;
     }
     Ok(asm.finish())
+}
+
+/// Refuse, before the run, a source whose total is not a whole number of
+/// the units of the block it feeds (an encoder's frames): the run would
+/// fail at its end, when the last unit cannot be completed.
+fn check_totals(file: &FlowgraphFile, blocks: &[Checked], edges: &[Edge], ids: &[Node], asm: &Assembly) -> anyhow::Result<()> {
+    for e in edges {
+        let Some(&unit) = asm.units.get(&blocks[e.to.0].entry.name) else { continue };
+        let from = &blocks[feeder(e.from, edges, ids).0].entry.name;
+        let Some(&total) = asm.totals.get(from) else { continue };
+        if total % unit != 0 {
+            let (below, above) = (total / unit * unit, (total / unit + 1) * unit);
+            let whole = if below == 0 { format!("{above}") } else { format!("{below} or {above}") };
+            bail!(
+                "{}: block '{from}' sends {total} bits, not a whole number of the {unit}-bit frames block '{}' encodes: set its total to a multiple of {unit} ({whole})",
+                file.label,
+                blocks[e.to.0].entry.name
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Refuse a sink path that is one of the run's inputs (a block's file, a

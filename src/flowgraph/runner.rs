@@ -1,6 +1,6 @@
 //! Running a built flowgraph while watching its live figures.
 
-use super::assembly::{Built, DecoderNote, LoadNote};
+use super::assembly::{Built, DecoderNote, FileNote, LoadNote};
 use crate::blocks::{BerCounters, BerCounts, Throughput, ThroughputMeter, runtime_on};
 use std::sync::Arc;
 use futuresdr::runtime::Runtime;
@@ -32,6 +32,8 @@ pub struct Summary {
     pub throughput: Vec<(String, Throughput)>,
     /// The decoders and their backends.
     pub decoders: Vec<DecoderNote>,
+    /// The file sinks and what they wrote.
+    pub files: Vec<FileNote>,
     /// Every block's load (busy time, calls, items), sources first, when the
     /// flowgraph was built to be profiled.
     pub loads: Vec<LoadNote>,
@@ -56,7 +58,7 @@ pub fn run_on(
     cancel: &AtomicBool,
     mut on_tick: impl FnMut(&Progress),
 ) -> anyhow::Result<Summary> {
-    let Built { flowgraph, errors, ber_sinks, probes, decoders, loads, codes: _ } = built;
+    let Built { flowgraph, errors, ber_sinks, probes, decoders, files, loads, codes: _ } = built;
     let progress = |started: Instant| Progress {
         elapsed: started.elapsed(),
         ber: ber_sinks.first().map(|(_, c)| c.counts()),
@@ -91,7 +93,7 @@ pub fn run_on(
             // silent pipe) and cannot hear the stop: report what was
             // counted, and leave it to the process's end.
             eprintln!("a block did not stop within {} s (it waits on a file or pipe): reporting what was counted", STOP_GRACE.as_secs());
-            return Ok(summary(&ber_sinks, &probes, decoders, loads, started.elapsed(), true));
+            return Ok(summary(&ber_sinks, &probes, decoders, files, loads, started.elapsed(), true));
         }
         if Instant::now() >= next_tick {
             on_tick(&progress(started));
@@ -108,7 +110,7 @@ pub fn run_on(
     if let Some(e) = errors.message() {
         anyhow::bail!(e);
     }
-    Ok(summary(&ber_sinks, &probes, decoders, loads, wall, interrupted_at.is_some()))
+    Ok(summary(&ber_sinks, &probes, decoders, files, loads, wall, interrupted_at.is_some()))
 }
 
 /// How long an interrupted run may take to stop before it is reported as it stands.
@@ -118,6 +120,7 @@ fn summary(
     ber_sinks: &[(String, Arc<BerCounters>)],
     probes: &[(String, Arc<ThroughputMeter>)],
     decoders: Vec<DecoderNote>,
+    files: Vec<FileNote>,
     loads: Vec<LoadNote>,
     wall: Duration,
     interrupted: bool,
@@ -128,6 +131,7 @@ fn summary(
         ber: ber_sinks.iter().map(|(n, c)| (n.clone(), c.counts())).collect(),
         throughput: probes.iter().map(|(n, m)| (n.clone(), m.reading())).collect(),
         decoders,
+        files,
         loads,
         wall,
     }

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 #[derive(Debug, Default)]
 pub struct DecoderStats {
     units: AtomicU64,
+    blocks: AtomicU64,
     bits: AtomicU64,
     iterations: AtomicU64,
     checked: AtomicU64,
@@ -24,6 +25,8 @@ pub struct DecoderStats {
 pub struct DecoderCounts {
     /// Units decoded.
     pub units: u64,
+    /// Code blocks they held (more than `units` for transport blocks).
+    pub blocks: u64,
     /// Bits written.
     pub bits: u64,
     /// Decoder iterations over all units (0 for a decoder that does not iterate).
@@ -47,9 +50,9 @@ pub struct DecoderCounts {
 }
 
 impl DecoderCounts {
-    /// Mean iterations per unit, `None` for a decoder that does not iterate.
+    /// Mean iterations per code block, `None` for a decoder that does not iterate.
     pub fn mean_iterations(&self) -> Option<f64> {
-        (self.iterations > 0 && self.units > 0).then(|| self.iterations as f64 / self.units as f64)
+        (self.iterations > 0 && self.blocks > 0).then(|| self.iterations as f64 / self.blocks as f64)
     }
 }
 
@@ -57,6 +60,7 @@ impl DecoderStats {
     /// Count one unit of which `bits` bits were written.
     pub(crate) fn add(&self, r: &UnitReport, bits: usize) {
         self.units.fetch_add(1, Ordering::Relaxed);
+        self.blocks.fetch_add(u64::from(r.blocks), Ordering::Relaxed);
         self.bits.fetch_add(bits as u64, Ordering::Relaxed);
         self.iterations.fetch_add(r.iterations as u64, Ordering::Relaxed);
         if let Some(ok) = r.check {
@@ -91,6 +95,7 @@ impl DecoderStats {
     pub fn counts(&self) -> DecoderCounts {
         DecoderCounts {
             units: self.units.load(Ordering::Relaxed),
+            blocks: self.blocks.load(Ordering::Relaxed),
             bits: self.bits.load(Ordering::Relaxed),
             iterations: self.iterations.load(Ordering::Relaxed),
             checked: self.checked.load(Ordering::Relaxed),

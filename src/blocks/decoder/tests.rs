@@ -69,7 +69,7 @@ impl BatchDecoder<f32> for Failing {
         if self.on_collect && self.calls == self.fail_at {
             return Err(CodeError::Device("cuEventSynchronize: CUDA_ERROR_LAUNCH_FAILED".into()));
         }
-        out.reports.extend(bits.iter().map(|_| UnitReport { bits: 1, iterations: 0, check: None, consumed: 4 }));
+        out.reports.extend(bits.iter().map(|_| UnitReport { bits: 1, iterations: 0, blocks: 1, check: None, consumed: 4 }));
         out.bits.extend(bits);
         Ok(true)
     }
@@ -136,7 +136,7 @@ fn units_of_different_lengths_decode_with_soft_output_and_reports() {
         .collect();
     let at: Vec<usize> = reports.iter().map(|(i, _)| *i).collect();
     assert_eq!(at, [0, 4, 8, 12, 16, 18], "one report on the first bit of each unit");
-    assert_eq!(reports[5].1, UnitReport { bits: 2, iterations: 1, check: Some(true), consumed: 10 });
+    assert_eq!(reports[5].1, UnitReport { bits: 2, iterations: 1, blocks: 1, check: Some(true), consumed: 10 });
     // The tag on item 50 (unit 4, which starts at item 48 and bit 16) goes to that unit's first bit.
     assert!(out_tags.contains(&(16, Tag::String("passes".into()))), "{out_tags:?}");
     // A unit the decoder does not take fails with both lengths named.
@@ -190,7 +190,7 @@ impl BatchDecoder<u8> for Drifting {
             let w = batch.unit(u);
             let fill = w[0] as usize;
             d.bits.extend(&w[1..5]);
-            d.reports.push(UnitReport { bits: 4, iterations: 0, check: None, consumed: (5 + fill).min(w.len()) });
+            d.reports.push(UnitReport { bits: 4, iterations: 0, blocks: 1, check: None, consumed: (5 + fill).min(w.len()) });
         }
         self.queue.push_back(d);
         Ok(())

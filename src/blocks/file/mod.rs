@@ -13,5 +13,5 @@ mod sink;
 mod source;
 
 pub use format::{FileFormat, Pod};
-pub use sink::FileSink;
+pub use sink::{FileSink, FileWritten};
 pub use source::FileSource;

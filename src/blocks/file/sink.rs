@@ -7,6 +7,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Bytes of the stream buffer in front of the sink.
 const BUFFER_BYTES: usize = 16 << 20;
@@ -51,6 +53,7 @@ const BUFFER_BYTES: usize = 16 << 20;
 pub struct FileSink<T: Pod + CpuSample> {
     writer: Writer<T>,
     taken: u64,
+    written: Arc<FileWritten>,
     errors: FirstError,
     #[input]
     input: DefaultCpuReader<T>,
@@ -73,6 +76,7 @@ impl<T: Pod + CpuSample> FileSink<T> {
         Ok(Self {
             writer: Writer { path, file: None, format, raw: format.is_raw(), partial: Vec::new(), scratch: Vec::new() },
             taken: 0,
+            written: Arc::default(),
             errors: FirstError::default(),
             input: {
                 // Large writes: a GPU decoder's packed bits come a batch of megabytes at a time.
@@ -91,24 +95,42 @@ impl<T: Pod + CpuSample> FileSink<T> {
         Ok(self)
     }
 
+    /// A handle on what it has written, readable while the flowgraph runs
+    /// and after it ended.
+    pub fn written(&self) -> Arc<FileWritten> {
+        self.written.clone()
+    }
+
     fn step(&mut self, io: &mut WorkIo) -> anyhow::Result<()> {
         let items = self.input.slice();
         let n = items.len();
         if n > 0 {
-            self.writer.write(items, self.taken)?;
+            let bytes = self.writer.write(items, self.taken)?;
             self.input.consume(n);
             self.taken += n as u64;
+            self.written.items.store(self.taken, Ordering::Relaxed);
+            self.written.bytes.fetch_add(bytes, Ordering::Relaxed);
             if self.input.slice().is_empty() {
                 // Caught up: what is buffered goes out now, not when 4 MiB gathered.
                 self.writer.flush()?;
             }
         }
         if self.input.finished() && self.input.slice().is_empty() {
-            self.writer.finish(self.taken)?;
+            let bytes = self.writer.finish(self.taken)?;
+            self.written.bytes.fetch_add(bytes, Ordering::Relaxed);
             io.finished = true;
         }
         Ok(())
     }
+}
+
+/// What a [`FileSink`] has written so far.
+#[derive(Debug, Default)]
+pub struct FileWritten {
+    /// Stream items taken.
+    pub items: AtomicU64,
+    /// Bytes handed to the file (a packed byte's last bits included).
+    pub bytes: AtomicU64,
 }
 
 /// A file being written.
@@ -149,15 +171,17 @@ impl<T: Pod> Writer<T> {
         self.file().flush().map_err(|e| anyhow::anyhow!("writing {path}: {e}"))
     }
 
-    /// Write `items`, stream items `first`, `first + 1`, ...
-    fn write(&mut self, items: &[T], first: u64) -> anyhow::Result<()> {
+    /// Write `items`, stream items `first`, `first + 1`, ...: the bytes written.
+    fn write(&mut self, items: &[T], first: u64) -> anyhow::Result<u64> {
         let failed = |e: std::io::Error| anyhow::anyhow!("writing {}: {e}", self.path.display());
         if self.raw {
             if self.format == FileFormat::Bits {
                 // Bits are 0 or 1 (the items are u8: the one Pod type of this format).
                 check_bits(bytes_of(items), first)?;
             }
-            return self.file.as_mut().expect("opened at the start").write_all(bytes_of(items)).map_err(failed);
+            let bytes = bytes_of(items);
+            self.file.as_mut().expect("opened at the start").write_all(bytes).map_err(failed)?;
+            return Ok(bytes.len() as u64);
         }
         let group = self.format.items_per_group();
         self.scratch.clear();
@@ -176,12 +200,14 @@ impl<T: Pod> Writer<T> {
         let whole = items.len() / group * group;
         T::encode(self.format, &items[..whole], first, &mut self.scratch)?;
         self.partial.extend_from_slice(&items[whole..]);
-        self.file.as_mut().expect("opened at the start").write_all(&self.scratch).map_err(failed)
+        self.file.as_mut().expect("opened at the start").write_all(&self.scratch).map_err(failed)?;
+        Ok(self.scratch.len() as u64)
     }
 
     /// End of input after `total` items: complete a partial group with
-    /// default items (zero bits), and flush.
-    fn finish(&mut self, total: u64) -> anyhow::Result<()> {
+    /// default items (zero bits), and flush; the bytes that added.
+    fn finish(&mut self, total: u64) -> anyhow::Result<u64> {
+        let mut bytes = 0;
         if !self.partial.is_empty() {
             let (group, held) = (self.format.items_per_group(), self.partial.len() as u64);
             self.partial.resize(group, T::default());
@@ -191,8 +217,10 @@ impl<T: Pod> Writer<T> {
             let scratch = std::mem::take(&mut self.scratch);
             let path = self.path.display().to_string();
             self.file().write_all(&scratch).map_err(|e| anyhow::anyhow!("writing {path}: {e}"))?;
+            bytes = scratch.len() as u64;
         }
-        self.flush()
+        self.flush()?;
+        Ok(bytes)
     }
 
 }

@@ -326,6 +326,13 @@ impl Encoder for ConvEncoder {
         self.at_frame_boundary()
     }
 
+    fn unit_bits(&self) -> u64 {
+        match self.mode {
+            EncoderMode::Streaming => 1,
+            EncoderMode::Terminated { frame } => frame as u64,
+        }
+    }
+
     fn rate(&self) -> f64 {
         let n = self.trellis.n() as f64;
         match self.mode {

@@ -302,6 +302,10 @@ impl<E: Encoder> Encoder for Punctured<E> {
         self.inner.at_boundary()
     }
 
+    fn unit_bits(&self) -> u64 {
+        self.inner.unit_bits()
+    }
+
     fn rate(&self) -> f64 {
         // Of every n bits of a stage, the pattern keeps kept/period.
         self.inner.rate() * self.n as f64 * self.puncturer.phase.pattern.rate()

@@ -5,9 +5,13 @@
 pub struct UnitReport {
     /// Bits the unit appended to [`Decoded::bits`].
     pub bits: usize,
-    /// Decoder iterations spent on it; 0 for a decoder that does not iterate
-    /// (Viterbi).
+    /// Decoder iterations spent on it, summed over its code blocks; 0 for a
+    /// decoder that does not iterate (Viterbi).
     pub iterations: u32,
+    /// Code blocks it held, each decoded on its own (a transport block's or
+    /// a 5G message's; 1 for most units): iterations per code block are
+    /// `iterations / blocks`.
+    pub blocks: u32,
     /// The outcome of the code's own check (a CRC, the G-matrix check of a
     /// polar code), `None` for a code without one. A failed check is a frame
     /// error the receiver knows of.
@@ -24,7 +28,7 @@ pub struct UnitReport {
 /// use gpufec::codes::decode::{Decoded, UnitReport};
 /// let mut d = Decoded::default();
 /// d.bits.extend([0, 1, 1]);
-/// d.reports.push(UnitReport { bits: 3, iterations: 0, check: None, consumed: 6 });
+/// d.reports.push(UnitReport { bits: 3, iterations: 0, blocks: 1, check: None, consumed: 6 });
 /// assert_eq!(d.units(), 1);
 /// d.clear();
 /// assert!(d.bits.is_empty() && d.reports.is_empty());

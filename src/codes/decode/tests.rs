@@ -46,7 +46,7 @@ impl BatchDecoder<f32> for Repetition {
                 d.bits.push(u8::from(sum < 0.0));
                 d.soft.push(sum);
             }
-            d.reports.push(UnitReport { bits: llrs.len() / copies, iterations: 1, check: Some(agree), consumed: llrs.len() });
+            d.reports.push(UnitReport { bits: llrs.len() / copies, iterations: 1, blocks: 1, check: Some(agree), consumed: llrs.len() });
         }
         self.queue.push_back(d);
         self.most_in_flight = self.most_in_flight.max(self.queue.len());

@@ -82,7 +82,7 @@ impl<T: Copy + Send> BlockCutter<T> {
         while !items.is_empty() {
             let Some((len, format)) = self.current else {
                 return Err(invalid!(
-                    "{} {} arrived before the first unit mark says how long a unit is",
+                    "{} {} arrived before the first unit mark says how long a unit is (a framer marks the units it cuts; a plain stream is cut by its decoder: input = \"stream\")",
                     items.len(),
                     self.noun
                 ));
@@ -120,6 +120,10 @@ fn check_len(len: usize, max: usize) -> CodeResult<()> {
 impl<T: Copy + Send> Cutter<T> for BlockCutter<T> {
     fn max_unit_items(&self) -> usize {
         self.max
+    }
+
+    fn plain(&self) -> bool {
+        !self.marked
     }
 
     fn cut(&mut self, input: &[T], marks: &[Mark], out: &mut Cut<T>) -> CodeResult<()> {

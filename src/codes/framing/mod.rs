@@ -98,6 +98,14 @@ pub trait Cutter<T>: Send {
     /// The largest unit it cuts, in items.
     fn max_unit_items(&self) -> usize;
 
+    /// Whether its units are the stream itself, back to back, of one length
+    /// and format, with nothing shared or added (fixed blocks): a stream is
+    /// then its own units and needs no framer's marks. Not so for tiles,
+    /// which overlap, or windows, which the decoder learns.
+    fn plain(&self) -> bool {
+        false
+    }
+
     /// Take the next `input` items of the stream (with the framing `marks`
     /// found among them, in order) and append every unit that became whole
     /// to `out`.

@@ -88,6 +88,10 @@ impl Encoder for PolarEncoder {
         self.pending.is_empty()
     }
 
+    fn unit_bits(&self) -> u64 {
+        self.spec.payload_len() as u64
+    }
+
     fn rate(&self) -> f64 {
         self.spec.rate()
     }

@@ -71,6 +71,10 @@ impl Encoder for FramesEncoder {
         self.0.at_boundary()
     }
 
+    fn unit_bits(&self) -> u64 {
+        self.0.unit_bits()
+    }
+
     fn rate(&self) -> f64 {
         self.0.rate()
     }

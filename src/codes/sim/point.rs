@@ -68,10 +68,13 @@ pub struct Point {
     pub frames: u64,
     /// Frames with at least one bit error.
     pub frame_errors: u64,
+    /// Bits of a last frame cut short (by `max_bits`, an interruption or
+    /// the stream's end): counted in `bits`, never as a frame.
+    pub partial_bits: u64,
     /// Frames in error that the decoder's own check flagged (a failed CRC):
     /// errors a receiver knows of. The rest are undetected.
     pub detected: u64,
-    /// Decoded units whose iterations were counted.
+    /// Code blocks whose iterations were counted (a transport block's each).
     pub units: u64,
     /// Decoder iterations over those units.
     pub iterations: u64,

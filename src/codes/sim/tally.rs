@@ -117,10 +117,12 @@ impl Tally {
             n = n.min((s.max_bits - self.point.bits.min(s.max_bits)) as usize);
         }
         self.compare(&decoded[..n], &reference[..n]);
-        if self.frame_has_error && report.check == Some(false) {
+        let whole = n == decoded.len();
+        if whole && self.frame_has_error && report.check == Some(false) {
             self.point.detected += 1;
         }
-        self.close_frame();
+        // A unit is a frame of its own, whatever its length.
+        self.end_frame(whole);
         self.count_units(std::slice::from_ref(report));
         self.check_stop();
         n
@@ -129,7 +131,7 @@ impl Tally {
     /// Count the units and iterations of `reports` (for links whose frames are
     /// not the decoder's units).
     pub fn count_units(&mut self, reports: &[UnitReport]) {
-        self.point.units += reports.len() as u64;
+        self.point.units += reports.iter().map(|r| u64::from(r.blocks)).sum::<u64>();
         self.point.iterations += reports.iter().map(|r| r.iterations as u64).sum::<u64>();
     }
 
@@ -170,11 +172,19 @@ impl Tally {
         }
     }
 
-    /// Count the frame in progress, if any bit of it was compared.
+    /// End the frame in progress: a whole one is counted as a frame, one cut
+    /// short only in [`Point::partial_bits`] (its bits are in the bit counts).
     pub fn close_frame(&mut self) {
-        if self.in_frame > 0 {
+        self.end_frame(self.in_frame == self.frame_bits);
+    }
+
+    /// End the frame in progress, counting it as a frame if it is `whole`.
+    fn end_frame(&mut self, whole: bool) {
+        if whole && self.in_frame > 0 {
             self.point.frames += 1;
             self.point.frame_errors += self.frame_has_error as u64;
+        } else {
+            self.point.partial_bits += self.in_frame as u64;
         }
         self.in_frame = 0;
         self.frame_has_error = false;
@@ -230,7 +240,8 @@ mod tests {
                 counted += t.add(&vec![1u8; chunk], &vec![0u8; chunk]);
             }
             let p = t.finish(Ended::Interrupted, 0.0);
-            assert_eq!((counted, p.bits, p.bit_errors, p.frames, p.ended), (150, 150, 150, 3, Ended::MaxBits), "chunk {chunk}");
+            // Two whole frames; the 22 bits of the third are no frame.
+            assert_eq!((counted, p.bits, p.bit_errors, p.frames, p.partial_bits, p.ended), (150, 150, 150, 2, 22, Ended::MaxBits), "chunk {chunk}");
         }
     }
 
@@ -254,7 +265,7 @@ mod tests {
                     }
                     let counted: usize = decoded.chunks(chunk).zip(reference.chunks(chunk)).map(|(d, r)| t.add(d, r)).sum();
                     let p = t.finish(Ended::Interrupted, 0.0);
-                    (counted, p.bits, p.bit_errors, p.frames, p.frame_errors, p.ended)
+                    (counted, p.bits, p.bit_errors, p.frames, p.frame_errors, p.partial_bits, p.ended)
                 };
                 let want = point(1);
                 for chunk in [3, 256, 1000, 4096, 20_000] {
@@ -267,7 +278,7 @@ mod tests {
     #[test]
     fn units_tell_detected_from_undetected_errors_and_count_iterations() {
         let mut t = Tally::new(1.0, 1);
-        let r = |check, iterations| UnitReport { bits: 4, iterations, check: Some(check), consumed: 12 };
+        let r = |check, iterations| UnitReport { bits: 4, iterations, blocks: 1, check: Some(check), consumed: 12 };
         t.add_unit(&[0, 1, 0, 0], &[0; 4], &r(false, 8)); // wrong, flagged
         t.add_unit(&[1, 1, 0, 0], &[0; 4], &r(true, 3)); // wrong, passed: undetected
         t.add_unit(&[0, 0, 0, 0], &[0; 4], &r(true, 2)); // right
@@ -281,8 +292,14 @@ mod tests {
         let mut t = Tally::new(0.0, 8).counting_symbols(4);
         t.add(&[1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0], &[0; 12]);
         let p = t.finish(Ended::MaxBits, 0.0);
-        assert_eq!((p.symbols, p.symbol_errors, p.frames, p.frame_errors), (3, 2, 2, 2));
+        assert_eq!((p.symbols, p.symbol_errors, p.frames, p.frame_errors, p.partial_bits), (3, 2, 1, 1, 4));
         let empty = Tally::new(0.0, 8).finish(Ended::Interrupted, 0.0);
         assert!(empty.ber().is_nan() && empty.fer().is_nan() && empty.mean_iterations().is_nan());
+        // A stream shorter than one frame: bits counted, no frame, no FER.
+        let mut short = Tally::new(0.0, 256);
+        short.add(&[0; 7], &[0; 7]);
+        let p = short.finish(Ended::MaxBits, 0.0);
+        assert_eq!((p.bits, p.frames, p.partial_bits), (7, 0, 7));
+        assert!(p.fer().is_nan() && p.ber() == 0.0);
     }
 }

@@ -21,6 +21,7 @@ use crate::codes::error::CodeResult;
 ///         Ok(())
 ///     }
 ///     fn at_boundary(&self) -> bool { true }
+///     fn unit_bits(&self) -> u64 { 1 }
 ///     fn rate(&self) -> f64 { 0.5 }
 /// }
 /// let mut tx = Transmitter::new(1, Twice, BpskAwgn::new(4.0, 0.5, 2).unwrap());

@@ -67,6 +67,10 @@ impl Encoder for SyncEncoder {
         self.index == 0 && self.have == 0
     }
 
+    fn unit_bits(&self) -> u64 {
+        (self.code.symbols() * self.code.symbol_bits()) as u64
+    }
+
     fn rate(&self) -> f64 {
         self.code.rate()
     }

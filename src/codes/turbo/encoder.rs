@@ -91,6 +91,10 @@ impl Encoder for TurboEncoder {
         self.pending.is_empty()
     }
 
+    fn unit_bits(&self) -> u64 {
+        self.code.k() as u64
+    }
+
     fn rate(&self) -> f64 {
         self.code.k() as f64 / self.code.coded_len() as f64
     }

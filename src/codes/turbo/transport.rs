@@ -251,6 +251,10 @@ impl Encoder for TransportEncoder {
         self.pending.is_empty()
     }
 
+    fn unit_bits(&self) -> u64 {
+        self.tb.a as u64
+    }
+
     fn rate(&self) -> f64 {
         self.tb.a as f64 / self.tb.g as f64
     }

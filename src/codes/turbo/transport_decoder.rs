@@ -252,7 +252,7 @@ impl<T: Llr> TransportDecoder<T> {
             seg.desegment(&blocks, &mut with_crc)?;
             let crc_ok = CRC24A.check(&with_crc);
             out.bits.extend_from_slice(&with_crc[..self.tb.a()]);
-            out.reports.push(UnitReport { bits: self.tb.a(), iterations, check: Some(crc_ok), consumed: self.tb.g() });
+            out.reports.push(UnitReport { bits: self.tb.a(), iterations, blocks: self.tb.code_blocks().len() as u32, check: Some(crc_ok), consumed: self.tb.g() });
         }
         for (done, (used, &(k, _))) in self.done.iter_mut().zip(next.into_iter().zip(&self.lens)) {
             done.bits.drain(..used * k);
@@ -302,7 +302,7 @@ impl<T: Llr> BatchDecoder<T> for TransportDecoder<T> {
     fn describe(&self) -> String {
         let tb = &self.tb;
         let how = if self.is_rate_matched() { "rate-matched LLRs to the code block decoders" } else { "de-rate-matched on the host" };
-        format!("transport blocks of A = {}, G = {}, code blocks {:?}, {how}; {}", tb.a(), tb.g(), tb.blocks(), self.inner.describe_last())
+        format!("transport blocks of A = {}, G = {}, code blocks {}, {how}; {}", tb.a(), tb.g(), crate::codes::words::runs_of(&tb.blocks()), self.inner.describe_last())
     }
 }
 

@@ -20,7 +20,11 @@ pub(super) const KINDS: &[Kind] = &[
         summary: "seeded random information bits",
         groups: &[&[SEED, Param::optional("total", ParamType::Count, "bits to emit (endless if absent)")]],
         ports: |_| Ok(io(None, Some(StreamType::U8))),
-        add: |a, asm| asm.add(RandomBits::new(a.count("seed")?, a.count_opt("total")?)),
+        add: |a, asm| {
+            let total = a.count_opt("total")?;
+            asm.note_total(total);
+            asm.add(RandomBits::new(a.count("seed")?, total))
+        },
     },
     Kind {
         name: "FileSource",
@@ -57,6 +61,7 @@ pub(super) const KINDS: &[Kind] = &[
                 StreamType::U8 => add_sink::<u8>(a, asm, &path, format),
                 StreamType::Packed => {
                     let block = a.about("stream", a.about("path", FileSink::<u8>::new(&path, format))?.packed_stream())?;
+                    asm.note_file(&path, StreamType::Packed, block.written());
                     asm.add(block.report_to(&asm.errors))
                 }
                 StreamType::I8 => add_sink::<i8>(a, asm, &path, format),
@@ -264,6 +269,7 @@ fn add_source<T: Pod + CpuSample>(a: &Args, asm: &mut Assembly, path: &str, form
 
 fn add_sink<T: Pod + CpuSample>(a: &Args, asm: &mut Assembly, path: &str, format: FileFormat) -> anyhow::Result<Node> {
     let block = a.about("path", FileSink::<T>::new(path, format))?;
+    asm.note_file(path, file_stream(a)?, block.written());
     asm.add(block.report_to(&asm.errors))
 }
 

@@ -3,12 +3,13 @@
 //! depuncturer, Viterbi decoder), each taking what it needs from the code.
 
 use super::super::assembly::{Assembly, Node};
-use super::super::family::{DecoderBuild, Family, FamilyChain, boxed, cutter, decoder, downcast, resolve};
+use super::super::family::{DecoderBuild, Family, FamilyChain, boxed, decoder, downcast, resolve};
 use super::super::params::Args;
-use super::groups::{BACKEND, CODE, DECODER_BLOCK, LLR, backend_options, build_decoder, by_llr, decoder_options, decoder_ports, llr_type, same_llr_in_out};
+use super::groups::{BACKEND, CODE, DECODER_BLOCK, LLR, backend_options, build_decoder, by_llr, decoder_options, decoder_ports, llr_type, same_llr_in_out, input_cutter};
 use super::{Kind, StreamType, io};
 use crate::blocks::{ConvEncoder, Depuncture, Puncture, Reporting, ViterbiDecoder};
 use crate::codes::conv::{ConvChain, ConvLink, ConvSettings, ViterbiLlr};
+use crate::codes::encode::Encoder;
 use crate::codes::llr::{Llr, LlrType};
 use crate::codes::settings::Settings;
 use crate::codes::sim::{EBN0, Link};
@@ -35,6 +36,7 @@ const KINDS: &[Kind] = &[
         add: |a, asm| {
             let code = asm.code(a, FAMILY.name)?;
             let encoder = a.about("code", downcast::<ConvChain>(code.as_ref())?.encoder())?;
+            asm.note_unit(encoder.unit_bits());
             asm.add(ConvEncoder::new(encoder).report_to(&asm.errors))
         },
     },
@@ -87,11 +89,7 @@ fn add_viterbi<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
     let code = asm.code(a, FAMILY.name)?;
     let block_options = decoder_options(a)?;
     let build = DecoderBuild { options: backend_options(a, asm.backend)?, soft: block_options.soft, ..Default::default() };
-    // With input = "stream" the block cuts as a framer would.
-    let cutter = match a.text("input")? {
-        "stream" => Some(a.about("code", cutter::<T>(code.as_ref()))?),
-        _ => None,
-    };
+    let cutter = input_cutter::<T>(a, code.as_ref())?;
     let (decoder, choice) = build_decoder(a, asm, &build.options, || decoder::<T>(code.as_ref(), &build))?;
     let block = a.whole(ViterbiDecoder::build(decoder, cutter, block_options))?.report_to(&asm.errors);
     asm.note_decoder(choice, block.describe(), block.stats());

@@ -9,6 +9,9 @@ use crate::blocks::{DEFAULT_MAX_LATENCY, DecoderOptions};
 use crate::codes::threads::MAX_THREADS;
 use crate::gpu::{Backend, BackendOptions, DEFAULT_SLOTS, MAX_HOST_THREADS, MAX_SLOTS, PipelineOptions};
 use std::time::Duration;
+use super::super::family::{Code, cutter};
+use crate::codes::framing::{BlockCutter, Cutter};
+use crate::codes::llr::Llr;
 
 /// Most work units a GPU batch may be asked to hold (the pipeline also bounds
 /// the bytes of a batch).
@@ -154,5 +157,20 @@ pub(super) fn build_decoder<D>(a: &Args, asm: &Assembly, options: &BackendOption
     build().map_err(|e| match asm.backend {
         Some(b) => anyhow::anyhow!("--backend {b}: {e:#}"),
         None => a.invalid("backend", format!("{}: {e:#}", options.backend)),
+    })
+}
+
+/// The cutter of a decoder block's input, as its `input` field says: with
+/// "stream" the code's own (the block cuts as a framer would); with "units"
+/// none when the code's units are the stream itself (fixed blocks: the block
+/// reads a plain stream as units), otherwise one that takes only a framer's
+/// marked units, so that a plain stream is refused rather than decoded as
+/// tiles it is not.
+pub(super) fn input_cutter<T: Llr>(a: &Args, code: &dyn Code) -> anyhow::Result<Option<Box<dyn Cutter<T>>>> {
+    let own = a.about("code", cutter::<T>(code))?;
+    Ok(match a.text("input")? {
+        "stream" => Some(own),
+        _ if own.plain() => None,
+        _ => Some(Box::new(a.about("code", BlockCutter::marked(None, own.max_unit_items()))?)),
     })
 }

@@ -5,11 +5,12 @@
 //! `Framer`, or cut from the stream itself).
 
 use super::super::assembly::{Assembly, Node};
-use super::super::family::{DecoderBuild, Family, FamilyChain, boxed, cutter, decoder, downcast, resolve};
+use super::super::family::{DecoderBuild, Family, FamilyChain, boxed, decoder, downcast, resolve};
 use super::super::params::Args;
-use super::groups::{BACKEND, CODE, DECODER_BLOCK, LLR, backend_options, build_decoder, by_llr, decoder_options, decoder_ports, llr_type};
+use super::groups::{BACKEND, CODE, DECODER_BLOCK, LLR, backend_options, build_decoder, by_llr, decoder_options, decoder_ports, llr_type, input_cutter};
 use super::{Kind, StreamType, io};
 use crate::blocks::{PolarDecoder, PolarEncoder, Reporting};
+use crate::codes::encode::Encoder;
 use crate::codes::llr::{Llr, LlrType};
 use crate::codes::polar::nr::Combine;
 use crate::codes::polar::{PolarChain, PolarLink, PolarSettings};
@@ -38,6 +39,7 @@ const KINDS: &[Kind] = &[
         add: |a, asm| {
             let code = asm.code(a, FAMILY.name)?;
             let encoder = downcast::<PolarChain>(code.as_ref())?.frames().encoder();
+            asm.note_unit(encoder.unit_bits());
             asm.add(PolarEncoder::new(encoder).report_to(&asm.errors))
         },
     },
@@ -54,10 +56,7 @@ fn add_decoder<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
     let code = asm.code(a, FAMILY.name)?;
     let block_options = decoder_options(a)?;
     let build = DecoderBuild { options: backend_options(a, asm.backend)?, input_scale: 1.0, soft: block_options.soft };
-    let cutter = match a.text("input")? {
-        "stream" => Some(a.about("code", cutter::<T>(code.as_ref()))?),
-        _ => None,
-    };
+    let cutter = input_cutter::<T>(a, code.as_ref())?;
     let (decoder, choice) = build_decoder(a, asm, &build.options, || decoder::<T>(code.as_ref(), &build))?;
     let block = a.whole(PolarDecoder::build(decoder, cutter, block_options))?.report_to(&asm.errors);
     asm.note_decoder(choice, block.describe(), block.stats());

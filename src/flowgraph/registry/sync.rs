@@ -13,6 +13,7 @@ use crate::blocks::{BsidChannel, Reporting, SyncDecoder, SyncEncoder};
 use crate::codes::channel::{Quantizer, noise_variance};
 use crate::codes::error::CodeError;
 use crate::codes::framing::WindowCutter;
+use crate::codes::encode::Encoder;
 use crate::codes::llr::{Llr, LlrType};
 use crate::codes::settings::{Chain, Settings};
 use crate::codes::sim::{Axis, Link};
@@ -62,7 +63,9 @@ const KINDS: &[Kind] = &[
         add: |a, asm| {
             let code = asm.code(a, FAMILY.name)?;
             let chain = downcast::<SyncChain>(code.as_ref())?;
-            asm.add(SyncEncoder::new(sync::SyncEncoder::new(chain.code().clone())).report_to(&asm.errors))
+            let encoder = sync::SyncEncoder::new(chain.code().clone());
+            asm.note_unit(encoder.unit_bits());
+            asm.add(SyncEncoder::new(encoder).report_to(&asm.errors))
         },
     },
     Kind {

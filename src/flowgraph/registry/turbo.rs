@@ -5,11 +5,12 @@
 //! stream itself).
 
 use super::super::assembly::{Assembly, Node};
-use super::super::family::{DecoderBuild, Family, FamilyChain, boxed, cutter, decoder, downcast, resolve};
+use super::super::family::{DecoderBuild, Family, FamilyChain, boxed, decoder, downcast, resolve};
 use super::super::params::{Args, Param, ParamType};
-use super::groups::{BACKEND, CODE, DECODER_BLOCK, LLR, backend_options, build_decoder, by_llr, decoder_options, decoder_ports, llr_type};
+use super::groups::{BACKEND, CODE, DECODER_BLOCK, LLR, backend_options, build_decoder, by_llr, decoder_options, decoder_ports, llr_type, input_cutter};
 use super::{Kind, StreamType, io};
 use crate::blocks::{Reporting, TransportEncoder, TurboDecoder, TurboEncoder};
+use crate::codes::encode::Encoder;
 use crate::codes::llr::{Llr, LlrType};
 use crate::codes::settings::Settings;
 use crate::codes::sim::{EBN0, Link};
@@ -37,8 +38,16 @@ const KINDS: &[Kind] = &[
         add: |a, asm| {
             let code = asm.code(a, FAMILY.name)?;
             match downcast::<TurboChain>(code.as_ref())?.sent() {
-                Sent::Transport(tb) => asm.add(TransportEncoder::new(turbo::TransportEncoder::new(tb.clone())).report_to(&asm.errors)),
-                Sent::Blocks(c) => asm.add(TurboEncoder::new(turbo::TurboEncoder::new(c.clone())).report_to(&asm.errors)),
+                Sent::Transport(tb) => {
+                    let encoder = turbo::TransportEncoder::new(tb.clone());
+                    asm.note_unit(encoder.unit_bits());
+                    asm.add(TransportEncoder::new(encoder).report_to(&asm.errors))
+                }
+                Sent::Blocks(c) => {
+                    let encoder = turbo::TurboEncoder::new(c.clone());
+                    asm.note_unit(encoder.unit_bits());
+                    asm.add(TurboEncoder::new(encoder).report_to(&asm.errors))
+                }
             }
         },
     },
@@ -73,10 +82,7 @@ fn add_decoder<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
         (None, _, _) => 1.0,
     };
     let build = DecoderBuild { options: backend_options(a, asm.backend)?, input_scale, soft: block_options.soft };
-    let cutter = match a.text("input")? {
-        "stream" => Some(a.about("code", cutter::<T>(code.as_ref()))?),
-        _ => None,
-    };
+    let cutter = input_cutter::<T>(a, code.as_ref())?;
     let (decoder, choice) = build_decoder(a, asm, &build.options, || decoder::<T>(code.as_ref(), &build))?;
     let block = a.whole(TurboDecoder::build(decoder, cutter, block_options))?.report_to(&asm.errors);
     asm.note_decoder(choice, block.describe(), block.stats());

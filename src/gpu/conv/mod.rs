@@ -310,7 +310,7 @@ impl<T: Llr> BatchDecoder<T> for GpuViterbi<T> {
         }
         let units = units.unwrap_or_default();
         let shape = self.shape[0];
-        out.reports.extend(std::iter::repeat_n(UnitReport { bits: shape.bits, iterations: 0, check: None, consumed: shape.items }, units));
+        out.reports.extend(std::iter::repeat_n(UnitReport { bits: shape.bits, iterations: 0, blocks: 1, check: None, consumed: shape.items }, units));
         Ok(true)
     }
 

@@ -220,7 +220,7 @@ impl<T: Llr> BatchDecoder<T> for GpuPolar<T> {
             for ((it, g), check) in holds.into_iter().zip(checks) {
                 // The CPU's report: the CRC's verdict, else the G-matrix check's with that stop.
                 let check = check.or(g_stop.then_some(g));
-                reports.push(UnitReport { bits: p, iterations: it, check, consumed: n });
+                reports.push(UnitReport { bits: p, iterations: it, blocks: 1, check, consumed: n });
             }
             Ok(())
         });

@@ -378,7 +378,7 @@ impl<T: Received> BatchDecoder<T> for GpuSync<T> {
             for (u, w) in words_out.chunks_exact(words).enumerate() {
                 // Every unit's flags carry DONE once its CTA ran to its end.
                 anyhow::ensure!(w[1] & 0xff00_0000 == DONE, "unit {u} of the batch was not decoded (flags {:#x})", w[1]);
-                reports.push(UnitReport { bits: k, iterations: 0, check: (w[1] & 1 != 0).then_some(false), consumed: w[0] as usize });
+                reports.push(UnitReport { bits: k, iterations: 0, blocks: 1, check: (w[1] & 1 != 0).then_some(false), consumed: w[0] as usize });
                 bits.extend(w[2..2 + k].iter().map(|&b| b as u8));
                 if shape.soft {
                     soft.extend(w[2 + k..2 + 2 * k].iter().map(|&x| f32::from_bits(x)));

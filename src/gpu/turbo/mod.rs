@@ -441,7 +441,7 @@ impl<T: Llr> BatchDecoder<T> for GpuTurbo<T> {
                 // Every block stops by the last iteration, so a status word
                 // left at zero means a kernel did not run to its end.
                 anyhow::ensure!((1..=iterations).contains(&it), "code block {i} of the batch was not decoded (status word {st:#x})");
-                reports.push(UnitReport { bits: k, iterations: it, check: crc.then_some((st >> 17) & 1 == 1), consumed: consumed.get(i).copied().unwrap_or(n) });
+                reports.push(UnitReport { bits: k, iterations: it, blocks: 1, check: crc.then_some((st >> 17) & 1 == 1), consumed: consumed.get(i).copied().unwrap_or(n) });
             }
             // The packed bits of every block, then (TSOFT) the soft outputs.
             let (packed, llrs) = packed.split_at(status.len() * words);

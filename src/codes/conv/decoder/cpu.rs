@@ -210,7 +210,7 @@ impl<T: ViterbiLlr> BatchDecoder<T> for CpuViterbi<T> {
         let Some((bits, units)) = self.done.pop_front() else { return Ok(false) };
         out.bits.extend_from_slice(&bits);
         let shape = self.shape[0];
-        out.reports.extend(std::iter::repeat_n(UnitReport { bits: shape.bits, iterations: 0, check: None, consumed: shape.items }, units));
+        out.reports.extend(std::iter::repeat_n(UnitReport { bits: shape.bits, iterations: 0, blocks: 1, check: None, consumed: shape.items }, units));
         self.spare.push(bits);
         Ok(true)
     }

@@ -161,7 +161,7 @@ impl<T: Llr> CpuPolar<T> {
         if self.soft {
             out.soft.resize(soft_at + units * p, 0.0);
         }
-        let mut reports = vec![UnitReport { bits: p, iterations: 0, check: None, consumed: self.spec.n() }; units];
+        let mut reports = vec![UnitReport { bits: p, iterations: 0, blocks: 1, check: None, consumed: self.spec.n() }; units];
         let group = self.group();
         let groups = units.div_ceil(group);
         let per_piece = groups.div_ceil(PIECES_PER_THREAD * self.threads).max(1) * group;

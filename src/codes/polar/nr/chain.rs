@@ -226,6 +226,10 @@ impl Encoder for NrEncoder {
         self.pending.is_empty()
     }
 
+    fn unit_bits(&self) -> u64 {
+        self.chain.a() as u64
+    }
+
     fn rate(&self) -> f64 {
         self.chain.rate()
     }

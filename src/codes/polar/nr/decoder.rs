@@ -82,7 +82,7 @@ impl<T: Combine> NrDecoder<T> {
             out.bits.extend_from_slice(self.chain.message_of(payloads));
             let check = reports.iter().try_fold(true, |all, r| r.check.map(|ok| all && ok));
             let iterations = reports.iter().map(|r| r.iterations).sum();
-            out.reports.push(UnitReport { bits: self.chain.a(), iterations, check, consumed: self.chain.e() });
+            out.reports.push(UnitReport { bits: self.chain.a(), iterations, blocks: c as u32, check, consumed: self.chain.e() });
         }
         Ok(out)
     }

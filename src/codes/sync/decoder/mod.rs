@@ -409,7 +409,7 @@ impl<T: Received> SyncMapDecoder<T> {
         });
         self.scratch = scratch;
         self.count(&outcomes);
-        out.reports.extend(outcomes.iter().map(|o| UnitReport { bits: k, iterations: 0, check: o.beyond.then_some(false), consumed: o.consumed }));
+        out.reports.extend(outcomes.iter().map(|o| UnitReport { bits: k, iterations: 0, blocks: 1, check: o.beyond.then_some(false), consumed: o.consumed }));
         Ok(())
     }
 }

@@ -166,7 +166,7 @@ impl<T: Llr> CpuTurbo<T> {
             Groups::I16(g) => run.jobs(g, &mut out.bits[bits_at..], soft, &mut results),
         }
         let with_crc = matches!(self.cfg.early_stop, EarlyStop::Crc24A | EarlyStop::Crc24B);
-        out.reports.extend(results.iter().map(|r| UnitReport { bits: k, iterations: r.iterations, check: if with_crc { r.check } else { None }, consumed: n }));
+        out.reports.extend(results.iter().map(|r| UnitReport { bits: k, iterations: r.iterations, blocks: 1, check: if with_crc { r.check } else { None }, consumed: n }));
         Ok(())
     }
 }
