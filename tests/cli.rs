@@ -181,6 +181,12 @@ fn hostile_inputs_get_clear_errors() {
     // Sizes whose sum or count would wrap around are refused, not wrapped.
     fails(&["ber", "conv", "--ebn0", "3", "--tile", "1,18446744073709551615,1"], &["--tile", "exceeds the limit of 65536"]);
     rejected(&["ber", "conv", "--ebn0", "0:1e-300:1"], "at most 1000");
+    // A long list is echoed once (by the option's error), not twice.
+    let long: Vec<String> = (0..2000).map(|i| format!("{}.{:02}", i / 100, i % 100)).collect();
+    let long = long.join(",");
+    rejected(&["ber", "conv", "--ebn0", &long], "Eb/N0 list has 2000 points; at most 1000");
+    let err = String::from_utf8_lossy(&gpufec(&["ber", "conv", "--ebn0", &long]).stderr).to_string();
+    assert_eq!(err.matches("19.98,19.99").count(), 1, "{err}");
     // Every point is checked before the first runs; options that do not apply are refused.
     fails(&["ber", "conv", "--ebn0", "3,100", "--max-bits", "1e4"], &["--ebn0", "100 dB is outside"]);
     let o = gpufec(&["ber", "conv", "--ebn0", "3,100", "--max-bits", "1e4"]);
