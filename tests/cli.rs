@@ -4,16 +4,12 @@
 
 mod common;
 
-use common::{Watched, counted, interrupted, interrupted_by};
-use std::process::{Command, Output};
+use common::{Watched, counted, gpufec, interrupted, interrupted_by};
+use std::process::Output;
 
 const SHIPPED: &str = "flowgraphs/viterbi_awgn.toml";
 /// The same chain with the channel as separate sample-level blocks.
 const SAMPLES: &str = "flowgraphs/viterbi_awgn_samples.toml";
-
-fn gpufec(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpufec")).args(args).output().expect("the gpufec binary runs")
-}
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -30,13 +26,7 @@ fn ok(args: &[&str]) -> String {
 
 /// The run failed with exit status 1 and one line `error: ...` holding every piece of `want`.
 fn fails(args: &[&str], want: &[&str]) {
-    let o = gpufec(args);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "gpufec {args:?} should fail with status 1; stderr: {err}");
-    assert!(err.starts_with("error: ") && err.trim_end().lines().count() == 1, "gpufec {args:?}: not one line: {err}");
-    for w in want {
-        assert!(err.contains(w), "gpufec {args:?}: {err:?} lacks {w:?}");
-    }
+    common::refused(&gpufec(args), want);
 }
 
 /// A value the command-line parser rejects: status 2, its message first, no panic.

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{Watched, interrupted_by};
+use common::{Watched, fresh_dir, gpufec, interrupted_by, refused};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -15,16 +15,9 @@ use std::time::Duration;
 const FILE_FLOWGRAPH: &str = "flowgraphs/viterbi_file.toml";
 const BER_FLOWGRAPH: &str = "flowgraphs/viterbi_file_ber.toml";
 
-fn gpufec(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpufec")).args(args).output().expect("the gpufec binary runs")
-}
-
 /// A fresh directory of this test.
 fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gpufec-lost-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    fresh_dir("lost", name)
 }
 
 fn s(p: &Path) -> String {
@@ -48,15 +41,6 @@ fn llr_files(d: &Path) -> (PathBuf, PathBuf) {
     (bits, llrs)
 }
 
-/// The run failed with one line holding every piece of `want`.
-fn refused(o: &Output, want: &[&str]) {
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.starts_with("error: ") && err.trim_end().lines().count() == 1, "not one line: {err}");
-    for w in want {
-        assert!(err.contains(w), "{err:?} lacks {w:?}");
-    }
-}
 
 #[test]
 fn no_output_may_be_an_input_of_its_run() {

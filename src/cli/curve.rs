@@ -28,6 +28,10 @@ pub struct CurveArgs {
     /// and with the partial point on Ctrl-C).
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Also draw the curve to this picture, FILE.svg or FILE.png (redrawn
+    /// after every point; `gpufec plot` draws several curves together).
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
 }
 
 /// A curve: the run's parameters and the points measured so far.
@@ -47,13 +51,16 @@ fn rate(x: f64) -> Value {
 }
 
 impl Curve {
-    /// The JSON object: the parameters, and `points`, each with the axis value
+    /// The JSON object: `format` (`gpufec-curve/1`), the `axis` (key, label,
+    /// unit), the parameters, and `points`, each with the axis value
     /// (under the axis name), `bits`, `bit_errors`, `frames`, `frame_errors`,
     /// `partial_bits` (a last frame cut short: in `bits`, not in `frames`), `ber`, `fer`, `detected`, `undetected`, `mean_iterations`, `seconds`
     /// and `ended`; `symbols`, `symbol_errors` and `ser` where symbols were
     /// counted. A rate of nothing is `null`.
     pub fn to_json(&self) -> Value {
         let mut obj = self.parameters.clone();
+        obj.insert("format".into(), json!(super::plot::CURVE_FORMAT));
+        obj.insert("axis".into(), json!({"key": self.axis.key, "label": self.axis.label, "unit": self.axis.unit}));
         let points = self
             .points
             .iter()
@@ -167,6 +174,9 @@ pub fn run_curve(
         // replaced only by a whole curve.
         crate::files::check_writable(path).map_err(|e| anyhow::anyhow!("--json: {e}"))?;
     }
+    if let Some(path) = &args.plot {
+        super::plot::check_output(path).map_err(|e| anyhow::anyhow!("--plot: {e}"))?;
+    }
     parameters.insert("max_bits".into(), args.max_bits.into());
     parameters.insert("max_errors".into(), args.max_errors.into());
     parameters.insert("seed".into(), args.seed.into());
@@ -180,9 +190,14 @@ pub fn run_curve(
         curve.points.push(point?);
         let last = curve.points.last().copied().unwrap_or_default();
         println!("{}", point_line(axis, &last));
+        let json = curve.to_json();
         if let Some(path) = &args.json {
-            let text = serde_json::to_string_pretty(&curve.to_json())?;
+            let text = serde_json::to_string_pretty(&json)?;
             crate::files::replace(path, (text + "\n").as_bytes()).map_err(|e| anyhow::anyhow!("--json: {e}"))?;
+        }
+        if let Some(path) = &args.plot {
+            let series = super::plot::series_of(&json, "the curve")?;
+            super::plot::render(&[series], path).map_err(|e| anyhow::anyhow!("--plot: {e}"))?;
         }
         if last.ended == Ended::Interrupted {
             return Ok(true);

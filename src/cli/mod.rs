@@ -14,6 +14,7 @@ mod curve;
 mod grid;
 mod info;
 mod interrupt;
+pub mod plot;
 mod polar;
 mod run;
 mod settings;
@@ -65,6 +66,7 @@ fn command() -> Command {
         .subcommand(run::RunArgs::augment_args(Command::new("run").about("Run a flowgraph file, with live throughput and BER, and a summary at the end.")))
         .subcommand(ber)
         .subcommand(bench)
+        .subcommand(plot::PlotArgs::augment_args(Command::new("plot").about("Draw error-rate curves (the JSON files of `ber --json`) as one SVG or PNG picture.")))
         .subcommand(Command::new("info").about("List the GPUs, their limits, the CUDA driver and the kernel cache, or say why there is no GPU."))
 }
 
@@ -90,8 +92,9 @@ fn dispatch(m: &ArgMatches) -> anyhow::Result<bool> {
             interrupt::install(interrupt::OnSignal::Quit);
             (f.bench)(code.as_ref(), &given, &args).map(|()| false)
         }
+        Some(("plot", sub)) => plot::plot(&plot::PlotArgs::from_arg_matches(sub)?).map(|()| false),
         Some(("info", _)) => info::info().map(|()| false),
-        _ => anyhow::bail!("name a command: run, ber, bench or info"),
+        _ => anyhow::bail!("name a command: run, ber, bench, plot or info"),
     }
 }
 

@@ -143,3 +143,27 @@ pub fn counted(line: &str) -> bool {
     })
 }
 
+
+/// Run the `gpufec` binary of this build with `args`.
+pub fn gpufec(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpufec")).args(args).output().expect("the gpufec binary runs")
+}
+
+/// A fresh, empty directory for test `name` of the binary `tag`.
+pub fn fresh_dir(tag: &str, name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("gpufec-{tag}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The run failed with exit status 1 and one line `error: ...` holding
+/// every piece of `want`.
+pub fn refused(o: &Output, want: &[&str]) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.starts_with("error: ") && err.trim_end().lines().count() == 1, "not one line: {err}");
+    for w in want {
+        assert!(err.contains(w), "{err:?} lacks {w:?}");
+    }
+}
