@@ -48,9 +48,10 @@ pub(super) fn check_gpu_decodes(spec: &PolarSpec, cfg: &BpConfig) -> anyhow::Res
 ///
 /// A unit is a codeword's N LLRs (`i8`, or `f32` quantized on load as the
 /// model quantizes them); it decodes to the spec's payload bits. Where a
-/// codeword's messages (2·(m + 1)·N bytes) fit a CTA's shared memory they
-/// live there, N/8 threads to a codeword, each updating four processing
-/// elements per instruction; longer codes keep them in global scratch.
+/// codeword's messages (2·(m − 2)·N bytes: the columns next to u stay in
+/// registers) fit a CTA's shared memory they live there, N/8 threads to a
+/// codeword, each updating four processing elements per instruction; longer
+/// codes keep them in global scratch.
 /// Every codeword stops on its own when û·G = x̂.
 ///
 /// # Example
@@ -77,6 +78,9 @@ pub struct GpuPolar<T: Llr> {
     registers: i32,
     resident: usize,
     batch_units: usize,
+    /// The information bits of a collected batch of a code with a CRC,
+    /// kept from batch to batch so that their pages are not faulted in anew.
+    info: Vec<u8>,
     /// Dropped before `tables`: its drop waits for every kernel that reads them.
     pipe: Pipeline<T, u32>,
     tables: DeviceBuf,
@@ -95,7 +99,7 @@ impl<T: Llr> GpuPolar<T> {
         let ctx = context(pipeline.device)?;
         ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
         let device = info_of(&ctx)?;
-        let geometry = Geometry::new(n, device.smem_per_block_optin);
+        let geometry = Geometry::new(n, device.smem_per_block_optin, soft).on_sm(device.smem_per_sm, device.smem_reserved_per_block);
         let defines = kernel::defines(&spec, &cfg, T::TYPE, soft, &geometry);
         let function = kernel(&ctx, "polar.cu", ENTRY, &defines)?;
         let smem = geometry.smem();
@@ -137,7 +141,7 @@ impl<T: Llr> GpuPolar<T> {
         unsafe { result::memcpy_htod_sync(tables.ptr(), &table) }.map_err(cuda("polar table copy"))?;
         ctx.synchronize().map_err(cuda("cuCtxSynchronize"))?;
         let shape = [UnitShape::exact(n, spec.payload_len())];
-        Ok(Self { spec, cfg, shape, geometry, function, soft, registers, resident, batch_units, pipe, tables, device })
+        Ok(Self { spec, cfg, shape, geometry, function, soft, registers, resident, batch_units, info: Vec::new(), pipe, tables, device })
     }
 
     /// Time split of the batch collected last.
@@ -187,29 +191,33 @@ impl<T: Llr> BatchDecoder<T> for GpuPolar<T> {
         let (k, p, n) = (spec.code().k(), spec.payload_len(), spec.n());
         let (kw, words, soft) = (k.div_ceil(32), out_words(k, self.soft), self.soft);
         let (iterations, g_stop) = (self.cfg.iterations, self.cfg.early_stop == EarlyStop::GMatrix);
-        let mut reports = Vec::new();
-        let (bits, soft_out) = (&mut out.bits, &mut out.soft);
+        let (bits, soft_out, reports, info) = (&mut out.bits, &mut out.soft, &mut out.reports, &mut self.info);
         let collected = self.pipe.collect(|packed, status| {
-            let mut holds = Vec::with_capacity(status.len());
-            for (i, &st) in status.iter().enumerate() {
-                let it = st & 0xffff;
-                // Every codeword stops by the last iteration, so a status
-                // word left at zero means the kernel did not run to its end.
-                anyhow::ensure!((1..=iterations).contains(&it) && st >> 17 == 0, "codeword {i} of the batch was not decoded (status word {st:#x})");
-                holds.push((it, (st >> 16) & 1 == 1));
+            // Every codeword stops by the last iteration, so a status word
+            // left at zero means the kernel did not run to its end; checked
+            // first, so that a failed batch appends nothing.
+            if let Some((i, st)) = status.iter().enumerate().find(|(_, st)| !(1..=iterations).contains(&(*st & 0xffff)) || *st >> 17 != 0) {
+                anyhow::bail!("codeword {i} of the batch was not decoded (status word {st:#x})");
             }
             let units = status.len();
-            // The information bits of each codeword, then their soft values.
-            let mut info = Vec::new();
-            par_unpack(&mut info, packed, k, words);
-            let mut soft_info = Vec::new();
+            let checks = match spec.check() {
+                // The payload is the information bits: unpacked straight to
+                // the output, with no copy between (and no zero-filled bytes
+                // or fresh pages first), so that the host keeps up with the kernel.
+                None => {
+                    par_unpack(bits, packed, k, words);
+                    Vec::new()
+                }
+                Some(_) => {
+                    info.clear();
+                    par_unpack(info, packed, k, words);
+                    let at = bits.len();
+                    bits.resize(at + units * p, 0);
+                    bits[at..].par_chunks_mut(p).zip(info.par_chunks(k)).map(|(o, i)| spec.payload_of(i, o)).collect()
+                }
+            };
             if soft {
-                soft_info = packed.par_chunks(words).flat_map_iter(|w| w[kw..].iter().flat_map(|&v| [v as u16 as i16, (v >> 16) as u16 as i16]).take(k).map(f32::from)).collect();
-            }
-            let at = bits.len();
-            bits.resize(at + units * p, 0);
-            let checks: Vec<Option<bool>> = bits[at..].par_chunks_mut(p).zip(info.par_chunks(k)).map(|(o, i)| spec.payload_of(i, o)).collect();
-            if soft {
+                let soft_info: Vec<f32> = packed.par_chunks(words).flat_map_iter(|w| w[kw..].iter().flat_map(|&v| [v as u16 as i16, (v >> 16) as u16 as i16]).take(k).map(f32::from)).collect();
                 let at = soft_out.len();
                 soft_out.resize(at + units * p, 0.0);
                 soft_out[at..].par_chunks_mut(p).zip(soft_info.par_chunks(k)).for_each(|(o, s)| match spec.check() {
@@ -217,18 +225,14 @@ impl<T: Llr> BatchDecoder<T> for GpuPolar<T> {
                     None => o.copy_from_slice(s),
                 });
             }
-            for ((it, g), check) in holds.into_iter().zip(checks) {
+            reports.extend(status.iter().enumerate().map(|(i, &st)| {
                 // The CPU's report: the CRC's verdict, else the G-matrix check's with that stop.
-                let check = check.or(g_stop.then_some(g));
-                reports.push(UnitReport { bits: p, iterations: it, check, consumed: n });
-            }
+                let check = checks.get(i).copied().flatten().or(g_stop.then_some((st >> 16) & 1 == 1));
+                UnitReport { bits: p, iterations: st & 0xffff, check, consumed: n }
+            }));
             Ok(())
         });
-        if !collected.map_err(device_error)? {
-            return Ok(false);
-        }
-        out.reports.extend(reports);
-        Ok(true)
+        Ok(collected.map_err(device_error)?)
     }
 
     fn in_flight(&self) -> usize {
