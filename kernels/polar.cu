@@ -90,23 +90,56 @@ struct Group {
 static __device__ __forceinline__ u32 ld(const u8* p) { return *reinterpret_cast<const u32*>(p); }
 static __device__ __forceinline__ void st(u8* p, u32 v) { *reinterpret_cast<u32*>(p) = v; }
 
-// F(p, q) = α·f(p, q) on four messages: m = min(|p|⁺, |q|⁺) (saturating
-// absolute values: −128 counts as 127), α·m = m − ((m + 8) >> 4) (no byte
-// carries: m + 8 <= 135, and (m + 8) >> 4 <= m), negated where the signs
-// differ. Never −128.
-static __device__ __forceinline__ u32 scaled(u32 p, u32 q) {
-    const u32 m = __vminu4(__vabsss4(p), __vabsss4(q));
-    const u32 am = __vsub4(m, ((m + 0x08080808u) >> 4) & 0x0f0f0f0fu);
-    const u32 neg = __vcmplts4(p ^ q, 0u);
-    return __vsub4(am ^ neg, neg);
+// Each byte's sign spread over the byte: 0xff where it is negative (the
+// byte permute's sign-replicating mode, one instruction).
+static __device__ __forceinline__ u32 signs(u32 v) {
+    u32 r;
+    asm("prmt.b32 %0, %1, 0, 0xba98;" : "=r"(r) : "r"(v));
+    return r;
+}
+
+// |q| of each byte, 0..128 (−128 gives 128): the absolute difference of
+// the offset-binary bytes from 0x80, which Hopper does in one instruction.
+static __device__ __forceinline__ u32 abs128(u32 q) {
+    u32 r;
+    asm("vabsdiff4.u32.u32.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(q ^ 0x80808080u), "r"(0x80808080u), "r"(0u));
+    return r;
+}
+
+// F(p, q) = α·f(p, q) on four messages, given ap = |p|⁺ (saturating
+// absolute values: −128 counts as 127): m = min(ap, |q|⁺), α·m = m −
+// ((m + 8) >> 4), negated where the signs differ; never −128. Every step
+// is plain word arithmetic that cannot carry or borrow across bytes, which
+// the byte-SIMD intrinsics (emulated since Maxwell) do not know: the min
+// from the sign of ap + 0x80 − |q| (0..255 for ap <= 127 and |q| <= 128,
+// so |q| needs no saturation: where it is 128, ap is the min);
+// (m + 8) >> 4 <= m and m + 8 <= 135; −am = (0x80 − am) ^ 0x80 for
+// am <= 119 (and 0 for 0). 14 instructions where the intrinsics took 27.
+static __device__ __forceinline__ u32 scaled_abs(u32 ap, u32 p, u32 q) {
+    const u32 aq = abs128(q);
+    const u32 ge = signs(ap + 0x80808080u - aq);
+    const u32 m = (aq & ge) | (ap & ~ge);
+    const u32 am = m - (((m + 0x08080808u) >> 4) & 0x0f0f0f0fu);
+    const u32 neg = signs(p ^ q);
+    const u32 minus = (0x80808080u - am) ^ 0x80808080u;
+    return (minus & neg) | (am & ~neg);
 }
 
 // One processing element's two outputs, four at a time: with (p, q) the
 // inputs from the side written towards and (r, t) the other side's,
-// top = F(p, q + t) and bottom = F(p, r) + q (bp.rs, `stage`).
+// top = F(p, q + t) and bottom = F(p, r) + q (bp.rs, `stage`). Where the
+// other side is still 0 (`FRESH`: the first left pass) that is
+// top = F(p, q) and bottom = q (F(p, 0) = 0).
+template <bool FRESH>
 static __device__ __forceinline__ void element(u32 p, u32 q, u32 r, u32 t, u32& top, u32& bottom) {
-    top = scaled(p, __vaddss4(q, t));
-    bottom = __vaddss4(scaled(p, r), q);
+    const u32 ap = __vabsss4(p);
+    if (FRESH) {
+        top = scaled_abs(ap, p, q);
+        bottom = q;
+    } else {
+        top = scaled_abs(ap, p, __vaddss4(q, t));
+        bottom = __vaddss4(scaled_abs(ap, p, r), q);
+    }
 }
 
 // Eight consecutive messages of a column, bytes 0..3 in lo and 4..7 in hi.
@@ -124,16 +157,16 @@ static __device__ __forceinline__ void st8(u8* p, Oct v) { *reinterpret_cast<uin
 // the new side `dst` from `src` (read along the pass) and `oth` (the
 // opposite direction's). Tops and bottoms are gathered from the bytes
 // (H = 1: t b t b; H = 2: t t b b; H = 4: the two words) and scattered back.
-template <int H>
+template <int H, bool FRESH = false>
 static __device__ __forceinline__ Oct stage8(Oct src, Oct oth) {
     const u32 gt = H == 1 ? 0x6420u : 0x5410u, gb = H == 1 ? 0x7531u : 0x7632u;
     const u32 slo = H == 1 ? 0x5140u : 0x5410u, shi = H == 1 ? 0x7362u : 0x7632u;
     u32 top, bottom;
     if (H == 4) {
-        element(src.lo, src.hi, oth.lo, oth.hi, top, bottom);
+        element<FRESH>(src.lo, src.hi, oth.lo, oth.hi, top, bottom);
         return {top, bottom};
     }
-    element(__byte_perm(src.lo, src.hi, gt), __byte_perm(src.lo, src.hi, gb), __byte_perm(oth.lo, oth.hi, gt), __byte_perm(oth.lo, oth.hi, gb), top,
+    element<FRESH>(__byte_perm(src.lo, src.hi, gt), __byte_perm(src.lo, src.hi, gb), __byte_perm(oth.lo, oth.hi, gt), __byte_perm(oth.lo, oth.hi, gb), top,
             bottom);
     return {__byte_perm(top, bottom, slo), __byte_perm(top, bottom, shi)};
 }
@@ -152,23 +185,32 @@ static __device__ __forceinline__ void stage(u8* L, u8* R, int s, int lane, bool
     for (int k = 0; k < PQPT; k++) {
         const int e = 4 * (lane + k * PTPC);
         const int i = ((e >> s) << (s + 1)) | (e & (h - 1));
-        const u32 r = LEFT && fresh ? 0u : ld(oth + i), t = LEFT && fresh ? 0u : ld(oth + i + h);
         u32 top, bottom;
-        element(ld(src + i), ld(src + i + h), r, t, top, bottom);
+        if (LEFT && fresh)
+            element<true>(ld(src + i), ld(src + i + h), 0u, 0u, top, bottom);
+        else
+            element<false>(ld(src + i), ld(src + i + h), ld(oth + i), ld(oth + i + h), top, bottom);
         st(dst + i, top);
         st(dst + i + h, bottom);
     }
 }
 
-// Bits 0..3: whether each byte of s is negative.
+// Bits 0..3: whether bit 7 of each byte of s is set.
 static __device__ __forceinline__ u32 negatives(u32 s) {
-    return ((__vcmplts4(s, 0u) & 0x08040201u) * 0x01010101u) >> 24;
+    return ((signs(s) & 0x08040201u) * 0x01010101u) >> 24;
 }
 
-// The hard decisions of eight sums a + b (the sign of a saturating sum
-// is the exact sum's), as a byte.
+// Bit 7 of each byte: whether the exact sum a + b is negative (the sign of
+// the saturating sum): both negative, or one of them and the sum of the
+// low seven bits carries nothing into bit 7.
+static __device__ __forceinline__ u32 sum_negative(u32 a, u32 b) {
+    const u32 low = (a & 0x7f7f7f7fu) + (b & 0x7f7f7f7fu);
+    return (a & b) | ((a ^ b) & ~low);
+}
+
+// The hard decisions of eight sums a + b, as a byte.
 static __device__ __forceinline__ u32 decide8(Oct a, Oct b) {
-    return negatives(__vaddss4(a.lo, b.lo)) | negatives(__vaddss4(a.hi, b.hi)) << 4;
+    return negatives(sum_negative(a.lo, b.lo)) | negatives(sum_negative(a.hi, b.hi)) << 4;
 }
 
 // v ← v·G for N bits packed in PUW words, by one codeword's threads, every
@@ -235,6 +277,31 @@ static __device__ bool g_matrix_holds(u32* ubits, u32* xbits, const u32* frozen,
     g.sync();
     return ctl[CTL_ACTIVE] == 0;
 #endif
+}
+
+// The low block: the left pass's stages 2, 1, 0, û's decisions, the right
+// pass's stages 0, 1, 2, on a thread's quads 8q..8q+7, which these stages
+// join among themselves: L[3] in, R[3] (and with PSOFT L[0]) out, R[0..2]
+// kept in registers. `FRESH`: the first iteration, when R[1] and R[2] are 0.
+template <bool FRESH>
+static __device__ __forceinline__ void low_block(const u8* L, u8* R, u8* L0, u8* ub, const Oct* r0, Oct* r1, Oct* r2, int lane, bool decide) {
+#pragma unroll
+    for (int k = 0; k < PQPT; k++) {
+        const int q = lane + k * PTPC;
+        const Oct l3 = ld8(L + 8 * q);
+        const Oct l2 = stage8<4, FRESH>(l3, r2[k]);
+        const Oct l1 = stage8<2, FRESH>(l2, r1[k]);
+        const Oct l0 = stage8<1>(l1, r0[k]);
+        // û: the signs of L[0] + R[0], which are L[0]'s where R[0] is 0
+        // (the frozen bits are cleared by the check).
+        if (decide) ub[q] = (u8)(negatives(l0.lo) | negatives(l0.hi) << 4);
+#if PSOFT
+        st8(L0 + 8 * q, l0);
+#endif
+        r1[k] = stage8<1>(r0[k], l1);
+        r2[k] = stage8<2>(r1[k], l2);
+        st8(R + 8 * q, stage8<4>(r2[k], l3));
+    }
 }
 
 // Four channel LLRs of a codeword as messages.
@@ -321,30 +388,21 @@ extern "C" __global__ void __launch_bounds__(PTPC * PCW, PMINB) polar_bp(const v
             stage<true>(L, R, s, lane, t == 1);
             g.sync();
         }
-        // The low block: left stages 2, 1, 0, û, right stages 0, 1, 2.
-        u8* ub = reinterpret_cast<u8*>(ubits);
-#pragma unroll
-        for (int k = 0; k < PQPT; k++) {
-            const int q = lane + k * PTPC;
-            const Oct l3 = ld8(L + 8 * q);
-            const Oct l2 = stage8<4>(l3, r2[k]);
-            const Oct l1 = stage8<2>(l2, r1[k]);
-            const Oct l0 = stage8<1>(l1, r0[k]);
-            // û: the signs of L[0] + R[0] (frozen bits are cleared by the check or the output).
-            ub[q] = (u8)decide8(l0, r0[k]);
-#if PSOFT
-            st8(L0 + 8 * q, l0);
-#endif
-            r1[k] = stage8<1>(r0[k], l1);
-            r2[k] = stage8<2>(r1[k], l2);
-            st8(R + 8 * q, stage8<4>(r2[k], l3));
-        }
+        // Whether this iteration ends with the decisions and the check.
+        const bool check = PSTOP || t == PIMAX;
+        if (t == 1)
+            low_block<true>(L, R, L0, reinterpret_cast<u8*>(ubits), r0, r1, r2, lane, check);
+        else
+            low_block<false>(L, R, L0, reinterpret_cast<u8*>(ubits), r0, r1, r2, lane, check);
         g.sync();
         for (int s = 3; s < PM; s++) {
             stage<false>(L, R, s, lane, false);
-            g.sync();
+            // The last stage's R[m] is read only by the decisions: without
+            // them the next left pass may start at once (its first stage
+            // reads L[m] and R[m − 1], written before the last barrier).
+            if (s < PM - 1 || check) g.sync();
         }
-        if (PSTOP || t == PIMAX) {
+        if (check) {
             u8* xb = reinterpret_cast<u8*>(xbits);
 #pragma unroll
             for (int k = 0; k < PQPT; k++) {
