@@ -36,7 +36,9 @@
 //   PTPC, PCW     threads per codeword, codewords per CTA
 //   PGLOBAL       messages in global memory
 //   PIMAX         iterations at most
-//   PSTOP         1: stop a codeword when û·G = x̂; 0: run PIMAX iterations
+//   PSTOP         1: stop a codeword when û·G = x̂; 2: when its information
+//                 bits pass the CRC; 0: run PIMAX iterations
+//   PXOR          with PSTOP 2: the syndrome the CRC passes with
 //   PSYS          information bits are read from x = û·G
 //   PSOFT         also write each information bit's L + R
 //   PQPT          quads per thread: N/8/PTPC
@@ -51,8 +53,11 @@ static_assert(QUADS == PQPT * PTPC, "every thread updates PQPT quads of a stage"
 constexpr int COLS = PM - 2;
 // Bytes of a codeword's messages: L[3..m], R[3..m], then with PSOFT L[0].
 constexpr unsigned long long MSG_BYTES = (2ull * COLS + PSOFT) * PN;
-// Words a codeword keeps beside its messages: û, x̂, and two control words.
-constexpr int TAIL_WORDS = 2 * PUW + 2;
+// Warps of a codeword's group (a part of one counts as one).
+constexpr int GROUP_WARPS = (PTPC + 31) / 32;
+// Words a codeword keeps beside its messages: û, x̂, two control words, and
+// a word per warp for the CRC's syndrome.
+constexpr int TAIL_WORDS = 2 * PUW + 2 + GROUP_WARPS;
 // The control words: still active, and (once stopped) the status word.
 constexpr int CTL_ACTIVE = 0, CTL_STATUS = 1;
 
@@ -304,6 +309,36 @@ static __device__ __forceinline__ void low_block(const u8* L, u8* R, u8* L0, u8*
     }
 }
 
+#if PSTOP == 2
+// Whether û's information bits pass the CRC, by one codeword's threads,
+// all of which call it and get the answer: the XOR of the syndrome columns
+// (`columns`, one per information bit; InfoCheck::syndrome_columns) of the
+// bits that are 1 equals PXOR. Each thread takes information bits, each
+// warp reduces by shuffles, and the group by a word per warp.
+static __device__ bool crc_holds(const u32* ubits, const u32* info, const u32* columns, u32* ctl, u32* partial, int lane, const Group& g) {
+    u32 s = 0;
+    for (int i = lane; i < PK; i += PTPC) {
+        const u32 pos = info[i];
+        if ((ubits[pos >> 5] >> (pos & 31)) & 1u) s ^= columns[i];
+    }
+#if PTPC <= 32
+    for (int o = PTPC / 2; o > 0; o >>= 1) s ^= __shfl_xor_sync(g.mask, s, o);
+    if (lane == 0) ctl[CTL_ACTIVE] = s != PXOR;
+#else
+    for (int o = 16; o > 0; o >>= 1) s ^= __shfl_xor_sync(FULL_MASK, s, o);
+    if ((lane & 31) == 0) partial[lane >> 5] = s;
+    g.sync();
+    if (lane == 0) {
+        u32 all = 0;
+        for (int w = 0; w < GROUP_WARPS; w++) all ^= partial[w];
+        ctl[CTL_ACTIVE] = all != PXOR;
+    }
+#endif
+    g.sync();
+    return ctl[CTL_ACTIVE] == 0;
+}
+#endif
+
 // Four channel LLRs of a codeword as messages.
 static __device__ __forceinline__ u32 channel(const void* llrs, unsigned long long unit, int w) {
 #if PF32
@@ -331,8 +366,9 @@ static __device__ __forceinline__ u32 channel(const void* llrs, unsigned long lo
 // codeword, the information bits packed (bit b of word o is information
 // bit 32·o + b, in u's order; of x = û·G with PSYS), then with PSOFT the
 // sums L + R of the information bits as i16 pairs; and a status word:
-// iterations | G-matrix check held << 16. `tables`: the frozen bits of u
-// (PUW words), then the K information positions, ascending. `scratch`:
+// iterations | the stop's check (G-matrix or CRC) held << 16. `tables`:
+// the frozen bits of u (PUW words), the K information positions,
+// ascending, and with PSTOP 2 the K syndrome columns. `scratch`:
 // MSG_BYTES per codeword with PGLOBAL, else unused.
 extern "C" __global__ void __launch_bounds__(PTPC * PCW, PMINB) polar_bp(const void* __restrict__ llrs, u32 count, u32* __restrict__ out,
                                                                   u32* __restrict__ status, const u32* __restrict__ tables, u8* __restrict__ scratch) {
@@ -403,6 +439,13 @@ extern "C" __global__ void __launch_bounds__(PTPC * PCW, PMINB) polar_bp(const v
             if (s < PM - 1 || check) g.sync();
         }
         if (check) {
+#if PSTOP == 2
+            const bool holds = crc_holds(ubits, info, info + PK, ctl, ctl + 2, lane, g);
+            if (holds || t == PIMAX) {
+                state = (u32)t | (holds ? 1u << 16 : 0u);
+                break;
+            }
+#else
             u8* xb = reinterpret_cast<u8*>(xbits);
 #pragma unroll
             for (int k = 0; k < PQPT; k++) {
@@ -415,6 +458,7 @@ extern "C" __global__ void __launch_bounds__(PTPC * PCW, PMINB) polar_bp(const v
                 state = (u32)t | (holds ? 1u << 16 : 0u);
                 break;
             }
+#endif
         }
     }
 

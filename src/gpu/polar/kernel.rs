@@ -61,7 +61,7 @@ impl Geometry {
         let m = n.trailing_zeros() as usize;
         let tpc = (n / 8).min(MAX_CTA_THREADS);
         let uw = n.div_ceil(32);
-        let bytes = Self::msg_bytes_of(n, soft) + Self::tail_bytes_of(uw);
+        let bytes = Self::msg_bytes_of(n, soft) + Self::tail_bytes_of(uw, tpc);
         let global = bytes > smem_optin;
         let per_cta = if global { 1 } else { (CTA_THREADS / tpc).max(1).min(smem_optin / bytes).max(1) };
         Self { n, m, tpc, per_cta, global, soft, uw, min_ctas: 1 }
@@ -83,9 +83,10 @@ impl Geometry {
         (2 * (n.trailing_zeros() as usize - 2) + usize::from(soft)) * n
     }
 
-    /// û, x̂ and two control words (`TAIL_WORDS`).
-    fn tail_bytes_of(uw: usize) -> usize {
-        4 * (2 * uw + 2)
+    /// û, x̂, two control words and a word per warp of `tpc` threads
+    /// (`TAIL_WORDS`).
+    fn tail_bytes_of(uw: usize, tpc: usize) -> usize {
+        4 * (2 * uw + 2 + tpc.div_ceil(32))
     }
 
     /// Message bytes of one codeword.
@@ -100,7 +101,7 @@ impl Geometry {
 
     /// Dynamic shared memory of a CTA.
     pub fn smem(&self) -> usize {
-        self.per_cta * (Self::tail_bytes_of(self.uw) + if self.global { 0 } else { self.msg_bytes() })
+        self.per_cta * (Self::tail_bytes_of(self.uw, self.tpc) + if self.global { 0 } else { self.msg_bytes() })
     }
 
     /// Threads of a CTA.
@@ -131,7 +132,14 @@ pub(super) fn defines(spec: &PolarSpec, cfg: &BpConfig, llr: LlrType, soft: bool
         ("PMINB", g.min_ctas),
         ("PGLOBAL", usize::from(g.global)),
         ("PIMAX", cfg.iterations as usize),
-        ("PSTOP", usize::from(cfg.early_stop == EarlyStop::GMatrix)),
+        (
+            "PSTOP",
+            match cfg.early_stop {
+                EarlyStop::Never => 0,
+                EarlyStop::GMatrix => 1,
+                EarlyStop::Crc => 2,
+            },
+        ),
         ("PSYS", usize::from(spec.systematic())),
         ("PSOFT", usize::from(soft)),
         ("PF32", usize::from(llr == LlrType::F32)),
@@ -141,11 +149,16 @@ pub(super) fn defines(spec: &PolarSpec, cfg: &BpConfig, llr: LlrType, soft: bool
     .collect();
     // The scale as a float literal that parses back to the same f32.
     d.push(("PQSCALE".to_string(), format!("{:?}f", I8_MODEL_F32_SCALE)));
+    if let (EarlyStop::Crc, Some(check)) = (cfg.early_stop, spec.check()) {
+        d.push(("PXOR".to_string(), format!("{:#x}u", check.syndrome_columns().1)));
+    }
     d
 }
 
 /// The code's tables on the device (the kernel's `tables`): u's frozen
-/// bits packed 32 to a word, then the information positions, ascending.
+/// bits packed 32 to a word, the information positions, ascending, and for
+/// a code with a CRC the syndrome column of each information bit (which
+/// the CRC stop reads).
 pub(super) fn tables(spec: &PolarSpec, g: &Geometry) -> Vec<u32> {
     let code = spec.code();
     let mut t = vec![0u32; g.uw];
@@ -155,6 +168,9 @@ pub(super) fn tables(spec: &PolarSpec, g: &Geometry) -> Vec<u32> {
         }
     }
     t.extend_from_slice(code.info());
+    if let Some(check) = spec.check() {
+        t.extend(check.syndrome_columns().0);
+    }
     t
 }
 

@@ -33,10 +33,14 @@ const DEFAULT_SLOT_BYTES: usize = 1 << 30;
 const MIN_BATCH_LLR_BYTES: usize = 16 << 20;
 
 /// Whether the GPU decodes `cfg` on `spec`: the `i8` model (the GPU's
-/// arithmetic), the G-matrix stop or none, N up to [`GPU_MAX_N`].
+/// arithmetic), any stop (the CRC's on codes that are not systematic), N
+/// up to [`GPU_MAX_N`].
 pub(super) fn check_gpu_decodes(spec: &PolarSpec, cfg: &BpConfig) -> anyhow::Result<()> {
     anyhow::ensure!(cfg.precision == BpPrecision::I8, "the GPU decodes BP in the i8 model (precision i8); f32 BP is the CPU's");
-    anyhow::ensure!(cfg.early_stop != EarlyStop::Crc, "the GPU stops BP by the G-matrix check or not at all (early_stop g or never); the CRC stop is the CPU's");
+    anyhow::ensure!(
+        cfg.early_stop != EarlyStop::Crc || !spec.systematic(),
+        "the GPU's CRC stop reads u's information bits; a systematic code's (in x) is the CPU's"
+    );
     anyhow::ensure!(spec.n() <= GPU_MAX_N, "N = {}: the GPU decodes codes up to N = {GPU_MAX_N}", spec.n());
     Algorithm::Bp(*cfg).validate(spec)?;
     Ok(())
@@ -52,7 +56,8 @@ pub(super) fn check_gpu_decodes(spec: &PolarSpec, cfg: &BpConfig) -> anyhow::Res
 /// registers) fit a CTA's shared memory they live there, N/8 threads to a
 /// codeword, each updating four processing elements per instruction; longer
 /// codes keep them in global scratch.
-/// Every codeword stops on its own when û·G = x̂.
+/// Every codeword stops on its own when û·G = x̂ (or, with the CRC stop,
+/// when its information bits pass the CRC).
 ///
 /// # Example
 /// ```no_run
@@ -89,7 +94,7 @@ pub struct GpuPolar<T: Llr> {
 
 impl<T: Llr> GpuPolar<T> {
     /// A decoder of `spec`'s codewords by `cfg` (checked: the `i8` model,
-    /// the G-matrix stop or none), with soft output or not, on the device
+    /// the CRC stop only on codes that are not systematic), with soft output or not, on the device
     /// `pipeline` names. Compiles the kernel for the device and allocates
     /// the pipeline.
     pub fn new(spec: PolarSpec, cfg: BpConfig, soft: bool, pipeline: &PipelineOptions) -> anyhow::Result<Self> {
@@ -272,8 +277,9 @@ impl<T: Llr> BatchDecoder<T> for GpuPolar<T> {
 /// else the CPU with the reason): bare codewords of N LLRs, or 5G messages
 /// of E LLRs rate-recovered on the host and decoded block by block
 /// ([`NrDecoder`]). On the GPU, [`GpuPolar`] (BP in the `i8` model with the
-/// G-matrix stop or none; SC, SCL, f32 BP and the CRC stop are the CPU's:
-/// `gpu` then fails, `auto` says why); on the CPU, [`CpuPolar`] on
+/// G-matrix stop, the CRC stop or none; SC, SCL, f32 BP and the CRC stop of
+/// systematic codes are the CPU's: `gpu` then fails, `auto` says why); on
+/// the CPU, [`CpuPolar`] on
 /// `options.cpu_threads` threads. With `soft`, BP on bare codewords also
 /// gives each payload bit's a-posteriori LLR.
 ///
