@@ -121,6 +121,12 @@ impl InfoCheck {
         }
     }
 
+    /// Whether c is placed into u as it is (no interleaver): the payload is
+    /// then the first K − L information bits.
+    pub fn in_order(&self) -> bool {
+        self.order.is_none()
+    }
+
     /// The check as a linear map, for a decoder that tests it where bits
     /// are packed (the GPU): the syndrome of K information bits (u's order)
     /// is the XOR of the columns, one per bit, of the bits that are 1, and

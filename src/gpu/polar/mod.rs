@@ -196,6 +196,10 @@ impl<T: Llr> BatchDecoder<T> for GpuPolar<T> {
         let (k, p, n) = (spec.code().k(), spec.payload_len(), spec.n());
         let (kw, words, soft) = (k.div_ceil(32), out_words(k, self.soft), self.soft);
         let (iterations, g_stop) = (self.cfg.iterations, self.cfg.early_stop == EarlyStop::GMatrix);
+        // With the CRC stop the kernel checked the CRC of the bits it
+        // returns: its verdict is the status word's, and a CRC after the
+        // payload leaves the payload the first K − L information bits.
+        let crc_in_place = self.cfg.early_stop == EarlyStop::Crc && spec.check().is_some_and(|c| c.in_order());
         let (bits, soft_out, reports, info) = (&mut out.bits, &mut out.soft, &mut out.reports, &mut self.info);
         let collected = self.pipe.collect(|packed, status| {
             // Every codeword stops by the last iteration, so a status word
@@ -212,6 +216,10 @@ impl<T: Llr> BatchDecoder<T> for GpuPolar<T> {
                 None => {
                     par_unpack(bits, packed, k, words);
                     Vec::new()
+                }
+                Some(_) if crc_in_place => {
+                    par_unpack(bits, packed, p, words);
+                    status.iter().map(|st| Some((st >> 16) & 1 == 1)).collect()
                 }
                 Some(_) => {
                     info.clear();
