@@ -11,7 +11,8 @@
 use gpufec::codes::decode::{Batch, BatchDecoder, Decoded};
 use gpufec::codes::llr::{Llr, LlrType};
 use gpufec::codes::polar::nr::Combine;
-use gpufec::codes::polar::{Algorithm, BpConfig, BpPrecision, Construction, EarlyStop, PolarChain, PolarFrames, PolarSettings, PolarSpec};
+use gpufec::codes::crc::CRC11;
+use gpufec::codes::polar::{Algorithm, BpConfig, BpPrecision, Construction, EarlyStop, InfoCheck, PolarChain, PolarFrames, PolarSettings, PolarSpec};
 use gpufec::codes::settings::{Chain, Settings};
 use gpufec::gpu::{Backend, BackendOptions, PipelineOptions, compile_polar_kernel, polar_decoder};
 use std::sync::Arc;
@@ -27,12 +28,16 @@ fn chain(settings: PolarSettings) -> PolarChain {
     settings.resolve().unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Bare (N, K) codewords; with the CRC stop, their information bits end
+/// with a CRC11.
 fn bare(n: u64, k: u64, construction: &str, iterations: u64, stop: &str) -> PolarChain {
-    let s: PolarSettings = serde_json::from_value(serde_json::json!({
+    let mut s = serde_json::json!({
         "n": n, "k": k, "construction": construction, "iterations": iterations, "early_stop": stop,
-    }))
-    .unwrap();
-    chain(s)
+    });
+    if stop == "crc" {
+        s["crc"] = "crc11".into();
+    }
+    chain(serde_json::from_value(s).unwrap())
 }
 
 /// Decode `chain`'s noisy units at `ebn0` on the CPU (the i8 model) and
@@ -82,7 +87,8 @@ fn gpu_bp_equals_the_cpu_i8_model_over_every_length() {
         (32768, "ga:2", 2.5),
     ] {
         let bits = (40 * n / 2).max(20_000);
-        for (iterations, stop) in [(30, "g"), (7, "never")] {
+        let crc = if n >= 64 { &[(30, "crc")][..] } else { &[] };
+        for &(iterations, stop) in [(30, "g"), (7, "never")].iter().chain(crc) {
             let c = bare(n, n / 2, construction, iterations, stop);
             same::<i8>(&c, ebn0, bits, n <= 1024, seed);
         }
@@ -131,6 +137,8 @@ fn gpu_bp_equals_the_cpu_i8_model_through_the_5g_chain() {
         (1100, 2600, "uci", "g"),
         (15, 200, "uci", "g"),
         (40, 200, "dci", "never"),
+        (200, 432, "uci", "crc"),
+        (40, 200, "dci", "crc"),
     ] {
         let s: PolarSettings = serde_json::from_value(serde_json::json!({ "k": k, "e": e, "message": message, "algorithm": "bp", "iterations": 25, "early_stop": stop })).unwrap();
         let c = chain(s);
@@ -170,7 +178,12 @@ fn the_bp_kernel_compiles_for_hopper() {
         jobs.into_iter().filter_map(|j| j.join().unwrap()).collect()
     });
     assert!(errs.is_empty(), "{}", errs.join("\n"));
-    // The f32 BP reference and the CRC stop are the CPU's.
+    // The CRC stop, on a code with a CRC.
+    let code = Arc::new(Construction::Nr.build(1024, 512).unwrap());
+    let spec = PolarSpec::new(code, false, Some(InfoCheck::new(&CRC11, 512).unwrap())).unwrap();
+    let cfg = BpConfig { iterations: 20, early_stop: EarlyStop::Crc, precision: BpPrecision::I8 };
+    compile_polar_kernel(&spec, &cfg, LlrType::I8, false, "sm_90", OPTIN).unwrap();
+    // The f32 BP reference is the CPU's.
     let spec = PolarSpec::plain(Arc::new(Construction::Nr.build(64, 32).unwrap()));
     let f32bp = BpConfig { precision: BpPrecision::F32 { alpha: 0.9 }, ..BpConfig::default() };
     let e = compile_polar_kernel(&spec, &f32bp, LlrType::I8, false, "sm_90", OPTIN).unwrap_err().to_string();

@@ -121,6 +121,41 @@ impl InfoCheck {
         }
     }
 
+    /// Whether c is placed into u as it is (no interleaver): the payload is
+    /// then the first K − L information bits.
+    pub fn in_order(&self) -> bool {
+        self.order.is_none()
+    }
+
+    /// The check as a linear map, for a decoder that tests it where bits
+    /// are packed (the GPU): the syndrome of K information bits (u's order)
+    /// is the XOR of the columns, one per bit, of the bits that are 1, and
+    /// they pass exactly when it equals the second value. (The payload's
+    /// parity is linear, bit j of a payload of P bits adding D^(P−1−j+L)
+    /// mod g; a parity bit adds its own place; the leading ones and the
+    /// mask are the constant.)
+    pub fn syndrome_columns(&self) -> (Vec<u32>, u32) {
+        let (l, p) = (self.crc.width(), self.payload_len());
+        let top = 1u64 << l;
+        // D^(L+n) mod g for n = 0, 1, …: the parity of a 1 followed by n zeros.
+        let mut r = u64::from(self.crc.poly());
+        let mut payload = vec![0u32; p];
+        for col in payload.iter_mut().rev() {
+            *col = r as u32;
+            r <<= 1;
+            if r & top != 0 {
+                r ^= top | u64::from(self.crc.poly());
+            }
+        }
+        // c's columns: the payload's, then the parity bits, p_0 the most significant.
+        let c: Vec<u32> = payload.into_iter().chain((0..l).rev().map(|j| 1u32 << j)).collect();
+        let columns = match &self.order {
+            None => c,
+            Some(order) => order.iter().map(|&o| c[usize::from(o)]).collect(),
+        };
+        (columns, self.xor)
+    }
+
     /// The payload of `info` (values in u's order c': bits, or their soft
     /// values) into `out` (K − L long).
     pub fn payload<V: Copy + Default>(&self, info: &[V], out: &mut [V]) {
@@ -156,6 +191,31 @@ fn tail(bits: &[u8]) -> u32 {
 mod tests {
     use super::*;
     use crate::codes::crc::{CRC6, CRC24C};
+
+    #[test]
+    fn the_syndrome_columns_tell_what_passes_tells() {
+        use rand::{Rng, SeedableRng, rngs::SmallRng};
+        let mut rng = SmallRng::seed_from_u64(7);
+        let checks = [
+            InfoCheck::new(&CRC24C, 40).unwrap().with_prefix_and_mask(24, 0xBEEF).unwrap().with_order((0..40).rev().collect()).unwrap(),
+            InfoCheck::new(&CRC6, 19).unwrap(),
+            InfoCheck::new(&crate::codes::crc::CRC11, 200).unwrap(),
+        ];
+        for check in &checks {
+            let (columns, target) = check.syndrome_columns();
+            assert_eq!(columns.len(), check.k());
+            let syndrome = |info: &[u8]| info.iter().zip(&columns).filter(|(b, _)| **b == 1).fold(0, |s, (_, c)| s ^ c);
+            for _ in 0..200 {
+                let payload: Vec<u8> = (0..check.payload_len()).map(|_| rng.random_range(0..2)).collect();
+                let mut info = Vec::new();
+                check.attach(&payload, &mut info).unwrap();
+                assert_eq!(syndrome(&info), target);
+                let flip = rng.random_range(0..check.k());
+                info[flip] ^= 1;
+                assert_eq!(syndrome(&info) == target, check.passes(&info));
+            }
+        }
+    }
 
     #[test]
     fn prefix_mask_and_order_round_trip() {

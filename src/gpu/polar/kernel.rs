@@ -15,8 +15,13 @@ pub(super) const ENTRY: &str = "polar_bp";
 /// Most threads of a CTA.
 const MAX_CTA_THREADS: usize = 1024;
 /// Threads a CTA of short codewords is filled to: several codewords share
-/// it, so that a CTA of N = 8 still runs whole warps.
-const CTA_THREADS: usize = 256;
+/// it, so that a CTA of N = 8 still runs whole warps. No more than one
+/// codeword of N = 1024: a CTA's shared memory and thread slots are given
+/// back only when its last codeword stops, so a CTA of one codeword frees
+/// them as soon as that codeword does.
+const CTA_THREADS: usize = 128;
+/// Most threads an SM holds (every architecture from Volta to Hopper).
+const MAX_SM_THREADS: usize = 2048;
 /// The longest code the GPU decodes: 2^15, whose messages take 1 MiB of
 /// global scratch per codeword.
 pub const GPU_MAX_N: usize = 1 << 15;
@@ -33,48 +38,70 @@ pub(super) struct Geometry {
     pub per_cta: usize,
     /// Messages in global scratch (else in shared memory).
     pub global: bool,
+    /// Whether the messages include L[0], for soft output.
+    pub soft: bool,
+    /// CTAs an SM should hold at once (the kernel's `PMINB`): as many as
+    /// its shared memory and thread slots allow, so that the compiler keeps
+    /// the registers under what they leave (the N = 1024 kernel needs 46
+    /// registers unasked, which let 10 CTAs of 128 threads run where the
+    /// shared memory holds 13; capped, it takes 32 and spills nothing).
+    /// 1 for messages in global memory, whose quads per thread would spill.
+    pub min_ctas: usize,
     /// ⌈N/32⌉: words of N bits.
     pub uw: usize,
 }
 
 impl Geometry {
-    /// The layout of codes of N = `n` on a device that gives a CTA up to
-    /// `smem_optin` bytes of shared memory: the messages in shared memory
-    /// where one codeword's fit (the full-parallel decoder), else in global
-    /// scratch (the partial-parallel one).
-    pub fn new(n: usize, smem_optin: usize) -> Self {
+    /// The layout of codes of N = `n` (with soft output or not) on a
+    /// device that gives a CTA up to `smem_optin` bytes of shared memory:
+    /// the messages in shared memory where one codeword's fit (the
+    /// full-parallel decoder), else in global scratch (the partial-parallel
+    /// one).
+    pub fn new(n: usize, smem_optin: usize, soft: bool) -> Self {
         let m = n.trailing_zeros() as usize;
         let tpc = (n / 8).min(MAX_CTA_THREADS);
         let uw = n.div_ceil(32);
-        let global = Self::msg_bytes_of(n) + Self::tail_bytes_of(uw) > smem_optin;
-        let per_cta = if global {
-            1
-        } else {
-            let by_threads = (CTA_THREADS / tpc).max(1);
-            let by_smem = smem_optin / (Self::msg_bytes_of(n) + Self::tail_bytes_of(uw));
-            by_threads.min(by_smem).max(1)
-        };
-        Self { n, m, tpc, per_cta, global, uw }
+        let bytes = Self::msg_bytes_of(n, soft) + Self::tail_bytes_of(uw, tpc);
+        let global = bytes > smem_optin;
+        let per_cta = if global { 1 } else { (CTA_THREADS / tpc).max(1).min(smem_optin / bytes).max(1) };
+        Self { n, m, tpc, per_cta, global, soft, uw, min_ctas: 1 }
     }
 
-    /// L and R of every column: 2·(m + 1)·N bytes (`MSG_BYTES`).
-    fn msg_bytes_of(n: usize) -> usize {
-        2 * (n.trailing_zeros() as usize + 1) * n
+    /// The layout on an SM of `smem_per_sm` bytes of shared memory, of
+    /// which `reserved` go to each resident CTA: sets [`Self::min_ctas`].
+    pub fn on_sm(mut self, smem_per_sm: usize, reserved: usize) -> Self {
+        if !self.global {
+            self.min_ctas = (smem_per_sm / (self.smem() + reserved)).min(MAX_SM_THREADS / self.threads()).max(1);
+        }
+        self
     }
 
-    /// û, x̂ and four control words (`TAIL_WORDS`).
-    fn tail_bytes_of(uw: usize) -> usize {
-        4 * (2 * uw + 4)
+    /// The columns 3..m of L and of R, and L[0] with soft output (the
+    /// columns 0..2 stay in registers): (2·(m − 2) + soft)·N bytes
+    /// (`MSG_BYTES`).
+    fn msg_bytes_of(n: usize, soft: bool) -> usize {
+        (2 * (n.trailing_zeros() as usize - 2) + usize::from(soft)) * n
+    }
+
+    /// û, x̂, two control words and a word per warp of `tpc` threads
+    /// (`TAIL_WORDS`).
+    fn tail_bytes_of(uw: usize, tpc: usize) -> usize {
+        4 * (2 * uw + 2 + tpc.div_ceil(32))
     }
 
     /// Message bytes of one codeword.
     pub fn msg_bytes(&self) -> usize {
-        Self::msg_bytes_of(self.n)
+        Self::msg_bytes_of(self.n, self.soft)
+    }
+
+    /// Quads (four processing elements of a stage) each thread updates.
+    pub fn quads_per_thread(&self) -> usize {
+        self.n / 8 / self.tpc
     }
 
     /// Dynamic shared memory of a CTA.
     pub fn smem(&self) -> usize {
-        self.per_cta * (Self::tail_bytes_of(self.uw) + if self.global { 0 } else { self.msg_bytes() })
+        self.per_cta * (Self::tail_bytes_of(self.uw, self.tpc) + if self.global { 0 } else { self.msg_bytes() })
     }
 
     /// Threads of a CTA.
@@ -101,9 +128,18 @@ pub(super) fn defines(spec: &PolarSpec, cfg: &BpConfig, llr: LlrType, soft: bool
         ("PUW", g.uw),
         ("PTPC", g.tpc),
         ("PCW", g.per_cta),
+        ("PQPT", g.quads_per_thread()),
+        ("PMINB", g.min_ctas),
         ("PGLOBAL", usize::from(g.global)),
         ("PIMAX", cfg.iterations as usize),
-        ("PSTOP", usize::from(cfg.early_stop == EarlyStop::GMatrix)),
+        (
+            "PSTOP",
+            match cfg.early_stop {
+                EarlyStop::Never => 0,
+                EarlyStop::GMatrix => 1,
+                EarlyStop::Crc => 2,
+            },
+        ),
         ("PSYS", usize::from(spec.systematic())),
         ("PSOFT", usize::from(soft)),
         ("PF32", usize::from(llr == LlrType::F32)),
@@ -113,11 +149,16 @@ pub(super) fn defines(spec: &PolarSpec, cfg: &BpConfig, llr: LlrType, soft: bool
     .collect();
     // The scale as a float literal that parses back to the same f32.
     d.push(("PQSCALE".to_string(), format!("{:?}f", I8_MODEL_F32_SCALE)));
+    if let (EarlyStop::Crc, Some(check)) = (cfg.early_stop, spec.check()) {
+        d.push(("PXOR".to_string(), format!("{:#x}u", check.syndrome_columns().1)));
+    }
     d
 }
 
 /// The code's tables on the device (the kernel's `tables`): u's frozen
-/// bits packed 32 to a word, then the information positions, ascending.
+/// bits packed 32 to a word, the information positions, ascending, and for
+/// a code with a CRC the syndrome column of each information bit (which
+/// the CRC stop reads).
 pub(super) fn tables(spec: &PolarSpec, g: &Geometry) -> Vec<u32> {
     let code = spec.code();
     let mut t = vec![0u32; g.uw];
@@ -127,19 +168,27 @@ pub(super) fn tables(spec: &PolarSpec, g: &Geometry) -> Vec<u32> {
         }
     }
     t.extend_from_slice(code.info());
+    if let Some(check) = spec.check() {
+        t.extend(check.syndrome_columns().0);
+    }
     t
 }
 
 /// Compile the BP kernel for `spec` decoded as `cfg` says (its `i8` model)
 /// from `llr` LLRs, with soft output or not, for architecture `arch` (e.g.
 /// `sm_90`) on a device giving a CTA `smem_optin` bytes of shared memory,
-/// with NVRTC alone, no GPU needed; returns the CUBIN image, so that a
-/// machine without a GPU can check that every configuration compiles.
+/// with NVRTC alone, no GPU needed (an SM's shared memory taken as
+/// Hopper's: `smem_optin` and 1 KiB reserved per CTA); returns the CUBIN
+/// image, so that a machine without a GPU can check that every
+/// configuration compiles.
 pub fn compile_polar_kernel(spec: &PolarSpec, cfg: &BpConfig, llr: LlrType, soft: bool, arch: &str, smem_optin: usize) -> anyhow::Result<Vec<u8>> {
     super::check_gpu_decodes(spec, cfg)?;
-    let g = Geometry::new(spec.n(), smem_optin);
+    let g = Geometry::new(spec.n(), smem_optin, soft).on_sm(smem_optin + HOPPER_RESERVED, HOPPER_RESERVED);
     crate::gpu::compile::compile_cubin("polar.cu", arch, &defines(spec, cfg, llr, soft, &g))
 }
+
+/// Shared memory Hopper reserves per resident CTA.
+const HOPPER_RESERVED: usize = 1 << 10;
 
 /// A kernel argument as the driver takes it.
 fn arg<T>(x: &mut T) -> *mut c_void {
@@ -178,15 +227,17 @@ mod tests {
 
     #[test]
     fn codes_up_to_8192_keep_their_messages_in_shared_memory_on_hopper() {
-        let g = Geometry::new(8192, H100_OPTIN);
+        let g = Geometry::new(8192, H100_OPTIN, true);
         assert!(!g.global && g.per_cta == 1 && g.tpc == 1024 && g.smem() <= H100_OPTIN, "{g:?}");
-        let g = Geometry::new(16384, H100_OPTIN);
-        assert!(g.global && g.per_cta == 1 && g.smem() < 8 << 10, "{g:?}");
-        let g = Geometry::new(8, H100_OPTIN);
-        assert_eq!((g.tpc, g.per_cta, g.threads()), (1, 256, 256));
-        let g = Geometry::new(1024, H100_OPTIN);
-        assert_eq!((g.tpc, g.per_cta, g.msg_bytes()), (128, 2, 22528));
-        // A device of 48 KiB per block: 2048 no longer fits.
-        assert!(Geometry::new(2048, 48 << 10).global);
+        let g = Geometry::new(16384, H100_OPTIN, false);
+        assert!(g.global && g.per_cta == 1 && g.smem() < 8 << 10 && g.quads_per_thread() == 2, "{g:?}");
+        let g = Geometry::new(8, H100_OPTIN, false);
+        assert_eq!((g.tpc, g.per_cta, g.threads(), g.msg_bytes()), (1, 128, 128, 16));
+        let g = Geometry::new(1024, H100_OPTIN, false).on_sm(H100_OPTIN + HOPPER_RESERVED, HOPPER_RESERVED);
+        assert_eq!((g.tpc, g.per_cta, g.msg_bytes(), g.quads_per_thread(), g.min_ctas), (128, 1, 16384, 1, 13));
+        assert_eq!(Geometry::new(32768, H100_OPTIN, false).on_sm(H100_OPTIN + HOPPER_RESERVED, HOPPER_RESERVED).min_ctas, 1);
+        assert_eq!(Geometry::new(1024, H100_OPTIN, true).msg_bytes(), 17408);
+        // A device of 48 KiB per block: 4096 no longer fits.
+        assert!(!Geometry::new(2048, 48 << 10, false).global && Geometry::new(4096, 48 << 10, false).global);
     }
 }

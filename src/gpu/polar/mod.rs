@@ -33,10 +33,14 @@ const DEFAULT_SLOT_BYTES: usize = 1 << 30;
 const MIN_BATCH_LLR_BYTES: usize = 16 << 20;
 
 /// Whether the GPU decodes `cfg` on `spec`: the `i8` model (the GPU's
-/// arithmetic), the G-matrix stop or none, N up to [`GPU_MAX_N`].
+/// arithmetic), any stop (the CRC's on codes that are not systematic), N
+/// up to [`GPU_MAX_N`].
 pub(super) fn check_gpu_decodes(spec: &PolarSpec, cfg: &BpConfig) -> anyhow::Result<()> {
     anyhow::ensure!(cfg.precision == BpPrecision::I8, "the GPU decodes BP in the i8 model (precision i8); f32 BP is the CPU's");
-    anyhow::ensure!(cfg.early_stop != EarlyStop::Crc, "the GPU stops BP by the G-matrix check or not at all (early_stop g or never); the CRC stop is the CPU's");
+    anyhow::ensure!(
+        cfg.early_stop != EarlyStop::Crc || !spec.systematic(),
+        "the GPU's CRC stop reads u's information bits; a systematic code's (in x) is the CPU's"
+    );
     anyhow::ensure!(spec.n() <= GPU_MAX_N, "N = {}: the GPU decodes codes up to N = {GPU_MAX_N}", spec.n());
     Algorithm::Bp(*cfg).validate(spec)?;
     Ok(())
@@ -48,10 +52,12 @@ pub(super) fn check_gpu_decodes(spec: &PolarSpec, cfg: &BpConfig) -> anyhow::Res
 ///
 /// A unit is a codeword's N LLRs (`i8`, or `f32` quantized on load as the
 /// model quantizes them); it decodes to the spec's payload bits. Where a
-/// codeword's messages (2·(m + 1)·N bytes) fit a CTA's shared memory they
-/// live there, N/8 threads to a codeword, each updating four processing
-/// elements per instruction; longer codes keep them in global scratch.
-/// Every codeword stops on its own when û·G = x̂.
+/// codeword's messages (2·(m − 2)·N bytes: the columns next to u stay in
+/// registers) fit a CTA's shared memory they live there, N/8 threads to a
+/// codeword, each updating four processing elements per instruction; longer
+/// codes keep them in global scratch.
+/// Every codeword stops on its own when û·G = x̂ (or, with the CRC stop,
+/// when its information bits pass the CRC).
 ///
 /// # Example
 /// ```no_run
@@ -77,6 +83,9 @@ pub struct GpuPolar<T: Llr> {
     registers: i32,
     resident: usize,
     batch_units: usize,
+    /// The information bits of a collected batch of a code with a CRC,
+    /// kept from batch to batch so that their pages are not faulted in anew.
+    info: Vec<u8>,
     /// Dropped before `tables`: its drop waits for every kernel that reads them.
     pipe: Pipeline<T, u32>,
     tables: DeviceBuf,
@@ -85,7 +94,7 @@ pub struct GpuPolar<T: Llr> {
 
 impl<T: Llr> GpuPolar<T> {
     /// A decoder of `spec`'s codewords by `cfg` (checked: the `i8` model,
-    /// the G-matrix stop or none), with soft output or not, on the device
+    /// the CRC stop only on codes that are not systematic), with soft output or not, on the device
     /// `pipeline` names. Compiles the kernel for the device and allocates
     /// the pipeline.
     pub fn new(spec: PolarSpec, cfg: BpConfig, soft: bool, pipeline: &PipelineOptions) -> anyhow::Result<Self> {
@@ -95,7 +104,7 @@ impl<T: Llr> GpuPolar<T> {
         let ctx = context(pipeline.device)?;
         ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
         let device = info_of(&ctx)?;
-        let geometry = Geometry::new(n, device.smem_per_block_optin);
+        let geometry = Geometry::new(n, device.smem_per_block_optin, soft).on_sm(device.smem_per_sm, device.smem_reserved_per_block);
         let defines = kernel::defines(&spec, &cfg, T::TYPE, soft, &geometry);
         let function = kernel(&ctx, "polar.cu", ENTRY, &defines)?;
         let smem = geometry.smem();
@@ -137,7 +146,7 @@ impl<T: Llr> GpuPolar<T> {
         unsafe { result::memcpy_htod_sync(tables.ptr(), &table) }.map_err(cuda("polar table copy"))?;
         ctx.synchronize().map_err(cuda("cuCtxSynchronize"))?;
         let shape = [UnitShape::exact(n, spec.payload_len())];
-        Ok(Self { spec, cfg, shape, geometry, function, soft, registers, resident, batch_units, pipe, tables, device })
+        Ok(Self { spec, cfg, shape, geometry, function, soft, registers, resident, batch_units, info: Vec::new(), pipe, tables, device })
     }
 
     /// Time split of the batch collected last.
@@ -187,29 +196,41 @@ impl<T: Llr> BatchDecoder<T> for GpuPolar<T> {
         let (k, p, n) = (spec.code().k(), spec.payload_len(), spec.n());
         let (kw, words, soft) = (k.div_ceil(32), out_words(k, self.soft), self.soft);
         let (iterations, g_stop) = (self.cfg.iterations, self.cfg.early_stop == EarlyStop::GMatrix);
-        let mut reports = Vec::new();
-        let (bits, soft_out) = (&mut out.bits, &mut out.soft);
+        // With the CRC stop the kernel checked the CRC of the bits it
+        // returns: its verdict is the status word's, and a CRC after the
+        // payload leaves the payload the first K − L information bits.
+        let crc_in_place = self.cfg.early_stop == EarlyStop::Crc && spec.check().is_some_and(|c| c.in_order());
+        let (bits, soft_out, reports, info) = (&mut out.bits, &mut out.soft, &mut out.reports, &mut self.info);
         let collected = self.pipe.collect(|packed, status| {
-            let mut holds = Vec::with_capacity(status.len());
-            for (i, &st) in status.iter().enumerate() {
-                let it = st & 0xffff;
-                // Every codeword stops by the last iteration, so a status
-                // word left at zero means the kernel did not run to its end.
-                anyhow::ensure!((1..=iterations).contains(&it) && st >> 17 == 0, "codeword {i} of the batch was not decoded (status word {st:#x})");
-                holds.push((it, (st >> 16) & 1 == 1));
+            // Every codeword stops by the last iteration, so a status word
+            // left at zero means the kernel did not run to its end; checked
+            // first, so that a failed batch appends nothing.
+            if let Some((i, st)) = status.iter().enumerate().find(|(_, st)| !(1..=iterations).contains(&(*st & 0xffff)) || *st >> 17 != 0) {
+                anyhow::bail!("codeword {i} of the batch was not decoded (status word {st:#x})");
             }
             let units = status.len();
-            // The information bits of each codeword, then their soft values.
-            let mut info = Vec::new();
-            par_unpack(&mut info, packed, k, words);
-            let mut soft_info = Vec::new();
+            let checks = match spec.check() {
+                // The payload is the information bits: unpacked straight to
+                // the output, with no copy between (and no zero-filled bytes
+                // or fresh pages first), so that the host keeps up with the kernel.
+                None => {
+                    par_unpack(bits, packed, k, words);
+                    Vec::new()
+                }
+                Some(_) if crc_in_place => {
+                    par_unpack(bits, packed, p, words);
+                    status.iter().map(|st| Some((st >> 16) & 1 == 1)).collect()
+                }
+                Some(_) => {
+                    info.clear();
+                    par_unpack(info, packed, k, words);
+                    let at = bits.len();
+                    bits.resize(at + units * p, 0);
+                    bits[at..].par_chunks_mut(p).zip(info.par_chunks(k)).map(|(o, i)| spec.payload_of(i, o)).collect()
+                }
+            };
             if soft {
-                soft_info = packed.par_chunks(words).flat_map_iter(|w| w[kw..].iter().flat_map(|&v| [v as u16 as i16, (v >> 16) as u16 as i16]).take(k).map(f32::from)).collect();
-            }
-            let at = bits.len();
-            bits.resize(at + units * p, 0);
-            let checks: Vec<Option<bool>> = bits[at..].par_chunks_mut(p).zip(info.par_chunks(k)).map(|(o, i)| spec.payload_of(i, o)).collect();
-            if soft {
+                let soft_info: Vec<f32> = packed.par_chunks(words).flat_map_iter(|w| w[kw..].iter().flat_map(|&v| [v as u16 as i16, (v >> 16) as u16 as i16]).take(k).map(f32::from)).collect();
                 let at = soft_out.len();
                 soft_out.resize(at + units * p, 0.0);
                 soft_out[at..].par_chunks_mut(p).zip(soft_info.par_chunks(k)).for_each(|(o, s)| match spec.check() {
@@ -217,18 +238,14 @@ impl<T: Llr> BatchDecoder<T> for GpuPolar<T> {
                     None => o.copy_from_slice(s),
                 });
             }
-            for ((it, g), check) in holds.into_iter().zip(checks) {
+            reports.extend(status.iter().enumerate().map(|(i, &st)| {
                 // The CPU's report: the CRC's verdict, else the G-matrix check's with that stop.
-                let check = check.or(g_stop.then_some(g));
-                reports.push(UnitReport { bits: p, iterations: it, blocks: 1, check, consumed: n });
-            }
+                let check = checks.get(i).copied().flatten().or(g_stop.then_some((st >> 16) & 1 == 1));
+                UnitReport { bits: p, iterations: st & 0xffff, blocks: 1, check, consumed: n }
+            }));
             Ok(())
         });
-        if !collected.map_err(device_error)? {
-            return Ok(false);
-        }
-        out.reports.extend(reports);
-        Ok(true)
+        Ok(collected.map_err(device_error)?)
     }
 
     fn in_flight(&self) -> usize {
@@ -268,8 +285,9 @@ impl<T: Llr> BatchDecoder<T> for GpuPolar<T> {
 /// else the CPU with the reason): bare codewords of N LLRs, or 5G messages
 /// of E LLRs rate-recovered on the host and decoded block by block
 /// ([`NrDecoder`]). On the GPU, [`GpuPolar`] (BP in the `i8` model with the
-/// G-matrix stop or none; SC, SCL, f32 BP and the CRC stop are the CPU's:
-/// `gpu` then fails, `auto` says why); on the CPU, [`CpuPolar`] on
+/// G-matrix stop, the CRC stop or none; SC, SCL, f32 BP and the CRC stop of
+/// systematic codes are the CPU's: `gpu` then fails, `auto` says why); on
+/// the CPU, [`CpuPolar`] on
 /// `options.cpu_threads` threads. With `soft`, BP on bare codewords also
 /// gives each payload bit's a-posteriori LLR.
 ///

@@ -72,14 +72,14 @@
 //! of two messages with 0 (the sign of a saturating sum is the same).
 //!
 //! Why this arithmetic: on an NVIDIA GPU four messages fit a 32-bit
-//! register, and every step is one or two SIMD-within-a-word instructions:
-//! |p|⁺ is `__vabsss4` (saturating absolute value), the minimum of two
-//! magnitudes `__vminu4`, the scaling an add of 0x08 per byte (no carry: m +
-//! 8 ≤ 135), a shift with the mask 0x0F0F0F0F and a subtract (no borrow),
-//! the sign a conditional negation by the byte mask of `__vcmplts4(p ^ q, 0)`
-//! (`(v ^ mask) − mask` with `__vsub4`), and the sum `__vaddss4`
-//! (saturating). No step needs a widening, a multiply or a clamp of its own,
-//! and four elements of a stage are updated per instruction.
+//! register, and every step is a few SIMD-within-a-word instructions that
+//! never carry across bytes: |p|⁺ a saturating absolute value, the minimum
+//! of two magnitudes from the sign of a + 0x80 − b, the scaling an add of
+//! 0x08 per byte (no carry: m + 8 ≤ 135), a shift with the mask 0x0F0F0F0F
+//! and a subtract (no borrow), the sign a conditional negation by the byte
+//! mask of the signs of p ^ q, and the saturating sum. No step needs a
+//! widening, a multiply or a clamp of its own, and four elements of a stage
+//! are updated per instruction (`docs/studies/polar_gpu.md` counts them).
 
 use super::minsum::f;
 use crate::codes::channel::Quantizer;
