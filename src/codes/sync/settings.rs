@@ -312,6 +312,23 @@ impl SyncChain {
         self.code.tau() + self.limits.frame.hi.max(0) as usize
     }
 
+    /// The cutter of a stream's windows, each starting where the decoder
+    /// found the last frame ended. At the stream's end, up to the limits'
+    /// span of drifts (m_τ⁺ − m_τ⁻ items, fewer than the shortest frame)
+    /// after the last frame are that frame's own: its end as decoded may
+    /// differ from the true one by as much.
+    pub fn stream_cutter<T: Copy + Send>(&self) -> CodeResult<WindowCutter<T>> {
+        Ok(WindowCutter::new(self.window())?.with_leftover(self.leftover()))
+    }
+
+    /// Items at the stream's end that [`stream_cutter`](Self::stream_cutter)
+    /// leaves to the last frame.
+    fn leftover(&self) -> usize {
+        let (lo, hi) = (i64::from(self.limits.frame.lo), i64::from(self.limits.frame.hi));
+        let shortest = self.code.tau() as i64 + lo;
+        (hi - lo).min(shortest - 1).max(0) as usize
+    }
+
     /// The x of the chain's own channel on its sweep: Pi = Pd needs them equal.
     pub fn own_x(&self) -> CodeResult<f64> {
         let p = &self.params;
@@ -351,7 +368,7 @@ impl Chain for SyncChain {
     /// Windows of a stream, each starting where the decoder found the last
     /// frame ended.
     fn cutter<T: Llr>(&self) -> CodeResult<Box<dyn Cutter<T>>> {
-        Ok(Box::new(WindowCutter::new(self.window())?))
+        Ok(Box::new(self.stream_cutter()?))
     }
 
     /// Frames through the chain's BSID channel and BPSK over AWGN at

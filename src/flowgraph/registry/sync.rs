@@ -12,7 +12,6 @@ use super::{Kind, StreamType, io};
 use crate::blocks::{BsidChannel, Reporting, SyncDecoder, SyncEncoder};
 use crate::codes::channel::{Quantizer, noise_variance};
 use crate::codes::error::CodeError;
-use crate::codes::framing::WindowCutter;
 use crate::codes::llr::{Llr, LlrType};
 use crate::codes::settings::{Chain, Settings};
 use crate::codes::sim::{Axis, Link};
@@ -117,10 +116,10 @@ fn add_decoder<T: Received + CpuSample>(a: &Args, asm: &mut Assembly, quantized:
     let block_options = decoder_options(a)?;
     let input_scale = if quantized { a.about("items", llr_channel(chain))?.1.scale() } else { 1.0 };
     let build = DecoderBuild { options: backend_options(a, asm.backend)?, input_scale, soft: block_options.soft };
-    let cutter = Box::new(a.about("code", WindowCutter::<T>::new(chain.window()))?);
     let (decoder, choice) = build_decoder(a, asm, &build.options, || {
         sync_decoder::<T>(chain.code(), chain.params(), chain.stream_config(), build.input_scale, build.soft, &build.options)
     })?;
+    let cutter = Box::new(a.about("code", chain.stream_cutter::<T>())?);
     let block = a.whole(SyncDecoder::build(decoder, Some(cutter), block_options))?.report_to(&asm.errors);
     asm.note_decoder(choice, block.describe(), block.stats());
     asm.add(block)
