@@ -3,7 +3,9 @@
 //! time-varying block code, the inner MAP decoder's bit LLRs into the
 //! Viterbi decoder), on the CPU with a short inner code: error-free after the
 //! outer code at a small Pi = Pd although the inner code alone errs, and the
-//! outer code's BER rising with Pi = Pd.
+//! outer code's BER rising with Pi = Pd; and both sync flowgraphs counting
+//! the same errors with the decoder's frames many at a time (speculative
+//! segments, the GPU's way) as one at a time.
 
 use gpufec::flowgraph::Summary;
 
@@ -39,3 +41,19 @@ fn the_outer_code_corrects_the_inner_codes_errors_and_its_ber_rises_with_the_cha
     assert!(last.bit_errors > first.bit_errors.max(10), "the outer code's errors rise with the channel: {first:?} at 1e-2, {last:?} at 6e-2");
 }
 
+#[test]
+fn speculative_segments_count_what_frame_at_a_time_decoding_counts() {
+    for (file, p) in [("flowgraphs/sync_bsid.toml", "sync"), (SHIPPED, "inner")] {
+        let sets: Vec<String> = ["vars.p=2e-2", "source.total=24000"].iter().map(|s| s.to_string()).chain([format!("{p}.q=16"), format!("{p}.n=8"), format!("{p}.N=40")]).collect();
+        let run = |speculative: &str| {
+            let decoder = if p == "sync" { "decoder" } else { "inner_decoder" };
+            let mut sets = sets.clone();
+            sets.push(format!("{decoder}.speculative=\"{speculative}\""));
+            let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+            common::run_file(file, &sets).unwrap().ber
+        };
+        let (one, many) = (run("off"), run("on"));
+        assert!(one.iter().all(|(_, c)| c.bit_errors > 0), "{file}: errors to compare: {one:?}");
+        assert_eq!(one, many, "{file}");
+    }
+}

@@ -13,8 +13,10 @@ use super::decoder::{DEFAULT_EXCLUSION, DecoderConfig, Framing, Storage, SyncMap
 use super::drift::StateLimits;
 use super::encoder::SyncEncoder;
 use super::link::Sweep;
+use super::speculative::Speculative;
 use super::MAX_SYMBOLS;
 use crate::codes::channel::{Channel, Quantizer, noise_variance};
+use crate::codes::decode::BatchDecoder;
 use crate::codes::error::{CodeResult, invalid};
 use crate::codes::framing::{Cutter, WindowCutter};
 use crate::codes::llr::{Llr, LlrType};
@@ -319,6 +321,25 @@ impl SyncChain {
     /// differ from the true one by as much.
     pub fn stream_cutter<T: Copy + Send>(&self) -> CodeResult<WindowCutter<T>> {
         Ok(WindowCutter::new(self.window())?.with_leftover(self.leftover()))
+    }
+
+    /// `inner`, a decoder of the chain's stream windows, decoding segments of
+    /// frames many windows at a time ([`Speculative`]: the bits of
+    /// frame-at-a-time decoding), and the cutter of its segments.
+    ///
+    /// A guess far from a frame's true start (beyond the drift limits)
+    /// teaches nothing about where the frame ends, so a segment holds the
+    /// frames over which the drift stays well within the limits: its standard
+    /// deviation (about √((Pi + Pd)·bits) for small Pi, Pd) at most 2/3 of
+    /// m_τ⁺, and at most one batch of `inner`. (Measured on the CPU, q = 16,
+    /// n = 8, N = 210, 300 frames: 8, 16, 32, 64 frames a segment took 76, 41,
+    /// 26, 27 rounds at Pi = Pd = 1e-3 and 77, 40, 48, 45 at 1e-2.)
+    pub fn speculative<T: Copy + Send + Sync>(&self, inner: Box<dyn BatchDecoder<T>>) -> CodeResult<(Speculative<T>, WindowCutter<T>)> {
+        let spread = (self.params.pi() + self.params.pd()) * self.code.tau() as f64;
+        let reach = (2.0 * f64::from(self.limits.frame.hi.max(1)) / 3.0).powi(2);
+        let frames = if spread > 0.0 { (reach / spread).floor() as usize } else { usize::MAX };
+        let frames = inner.limit().units.min(frames).max(1);
+        Speculative::new(inner, self.code.tau(), frames, self.leftover())
     }
 
     /// Items at the stream's end that [`stream_cutter`](Self::stream_cutter)
