@@ -98,3 +98,26 @@ fn a_window_cutter_starts_each_window_where_the_decoder_found_the_last_one_ended
     assert!(WindowCutter::<u16>::new(0).is_err());
 }
 
+
+#[test]
+fn a_window_cutter_leaves_a_short_rest_at_the_end_undecoded() {
+    let items: Vec<u16> = (0..10).collect();
+    let cut_rest = |leftover: usize| {
+        let mut w = WindowCutter::new(8).unwrap().with_leftover(leftover);
+        let mut out = Cut::default();
+        w.cut(&items, &[], &mut out).unwrap();
+        w.end(&mut out).unwrap();
+        // The first frame ends one item short of the window: 7 + 3 items are left.
+        w.learn(7, &mut out).unwrap();
+        (out.units.len(), w.awaiting())
+    };
+    assert_eq!(cut_rest(0), (2, true), "without a leftover, the rest is a window");
+    assert_eq!(cut_rest(2), (2, true), "3 items are more than a leftover of 2");
+    assert_eq!(cut_rest(3), (1, false), "3 items are the last frame's own");
+    // A stream shorter than the leftover, and no unit before it, is still cut.
+    let mut w = WindowCutter::new(8).unwrap().with_leftover(20);
+    let mut out = Cut::default();
+    w.cut(&items[..3], &[], &mut out).unwrap();
+    w.end(&mut out).unwrap();
+    assert_eq!(out.units.len(), 1);
+}

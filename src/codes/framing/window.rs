@@ -12,7 +12,11 @@ use std::collections::VecDeque;
 ///
 /// A window is cut as soon as `window` items past its start have arrived, or
 /// at the end of the stream with what is left; the next one only after the
-/// decoder said how much of this one it consumed (at least 1 item).
+/// decoder said how much of this one it consumed (at least 1 item). At the
+/// end, at most [`leftover`](Self::with_leftover) items after the last unit
+/// are no unit of their own: a decoder's estimate of where a frame ended may
+/// leave the frame's last items (an insertion near its end) to a next frame
+/// that never comes.
 ///
 /// # Example
 /// ```
@@ -37,6 +41,8 @@ pub struct WindowCutter<T> {
     /// Length of the window cut and not yet learned.
     awaiting: Option<usize>,
     ended: bool,
+    /// Items after the last unit that the stream's end leaves undecoded.
+    leftover: usize,
 }
 
 impl<T: Copy + Send> WindowCutter<T> {
@@ -45,7 +51,14 @@ impl<T: Copy + Send> WindowCutter<T> {
         if !(1..=MAX_UNIT_ITEMS).contains(&window) {
             return Err(invalid!("a window of {window} items is outside 1..={MAX_UNIT_ITEMS}"));
         }
-        Ok(Self { window, buf: VecDeque::new(), buf_start: 0, next: 0, awaiting: None, ended: false })
+        Ok(Self { window, buf: VecDeque::new(), buf_start: 0, next: 0, awaiting: None, ended: false, leftover: 0 })
+    }
+
+    /// At the stream's end, leave up to `items` items after the last unit
+    /// undecoded (a stream of no unit at all is still cut).
+    pub fn with_leftover(mut self, items: usize) -> Self {
+        self.leftover = items;
+        self
     }
 
     /// Cut the next window if its items are there.
@@ -54,7 +67,8 @@ impl<T: Copy + Send> WindowCutter<T> {
             return;
         }
         let have = (self.buf_start + self.buf.len() as u64).saturating_sub(self.next) as usize;
-        if have == 0 || (have < self.window && !self.ended) {
+        let left_over = self.ended && self.next > 0 && have <= self.leftover;
+        if have == 0 || (have < self.window && !self.ended) || left_over {
             return;
         }
         let len = have.min(self.window);

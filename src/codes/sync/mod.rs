@@ -15,6 +15,8 @@
 //! - [`SyncEncoder`]: the shared `Encoder` contract.
 //! - [`decoder`]: [`SyncMapDecoder`], a `BatchDecoder` of whole received frames
 //!   or of windows of a stream (it reports where each frame ended).
+//! - [`Speculative`]: a stream decoder's frames many at a time, with the
+//!   bits of frame-at-a-time decoding.
 //! - [`SyncLink`]: error rates against any of Pi, Pd, Ps.
 //! - [`settings`]: [`SyncSettings`] and what they resolve into, [`SyncChain`].
 
@@ -26,6 +28,7 @@ pub mod drift;
 mod encoder;
 mod link;
 pub mod settings;
+mod speculative;
 
 pub use channel::{Bsid, BsidAwgn, BsidParams, MAX_INSERTION};
 pub use code::{MAX_CODEWORDS, MAX_FRAME_BITS, MAX_SYMBOLS, SyncCode};
@@ -34,6 +37,7 @@ pub use decoder::{DecoderConfig, Framing, MAX_FRAME_BYTES, OpCount, Storage, Syn
 pub use drift::{DriftLimits, MAX_CORRIDOR, MAX_STATES, StateLimits};
 pub use encoder::SyncEncoder;
 pub use settings::{SyncChain, SyncSettings};
+pub use speculative::Speculative;
 pub use link::{MakeChannel, MakeDecoder, Sweep, SyncLink};
 
 #[cfg(test)]

@@ -13,8 +13,10 @@ use super::decoder::{DEFAULT_EXCLUSION, DecoderConfig, Framing, Storage, SyncMap
 use super::drift::StateLimits;
 use super::encoder::SyncEncoder;
 use super::link::Sweep;
+use super::speculative::Speculative;
 use super::MAX_SYMBOLS;
 use crate::codes::channel::{Channel, Quantizer, noise_variance};
+use crate::codes::decode::BatchDecoder;
 use crate::codes::error::{CodeResult, invalid};
 use crate::codes::framing::{Cutter, WindowCutter};
 use crate::codes::llr::{Llr, LlrType};
@@ -312,6 +314,42 @@ impl SyncChain {
         self.code.tau() + self.limits.frame.hi.max(0) as usize
     }
 
+    /// The cutter of a stream's windows, each starting where the decoder
+    /// found the last frame ended. At the stream's end, up to the limits'
+    /// span of drifts (m_τ⁺ − m_τ⁻ items, fewer than the shortest frame)
+    /// after the last frame are that frame's own: its end as decoded may
+    /// differ from the true one by as much.
+    pub fn stream_cutter<T: Copy + Send>(&self) -> CodeResult<WindowCutter<T>> {
+        Ok(WindowCutter::new(self.window())?.with_leftover(self.leftover()))
+    }
+
+    /// `inner`, a decoder of the chain's stream windows, decoding segments of
+    /// frames many windows at a time ([`Speculative`]: the bits of
+    /// frame-at-a-time decoding), and the cutter of its segments.
+    ///
+    /// A guess far from a frame's true start (beyond the drift limits)
+    /// teaches nothing about where the frame ends, so a segment holds the
+    /// frames over which the drift stays well within the limits: its standard
+    /// deviation (about √((Pi + Pd)·bits) for small Pi, Pd) at most 2/3 of
+    /// m_τ⁺, and at most one batch of `inner`. (Measured on the CPU, q = 16,
+    /// n = 8, N = 210, 300 frames: 8, 16, 32, 64 frames a segment took 76, 41,
+    /// 26, 27 rounds at Pi = Pd = 1e-3 and 77, 40, 48, 45 at 1e-2.)
+    pub fn speculative<T: Copy + Send + Sync>(&self, inner: Box<dyn BatchDecoder<T>>) -> CodeResult<(Speculative<T>, WindowCutter<T>)> {
+        let spread = (self.params.pi() + self.params.pd()) * self.code.tau() as f64;
+        let reach = (2.0 * f64::from(self.limits.frame.hi.max(1)) / 3.0).powi(2);
+        let frames = if spread > 0.0 { (reach / spread).floor() as usize } else { usize::MAX };
+        let frames = inner.limit().units.min(frames).max(1);
+        Speculative::new(inner, self.code.tau(), frames, self.leftover())
+    }
+
+    /// Items at the stream's end that [`stream_cutter`](Self::stream_cutter)
+    /// leaves to the last frame.
+    fn leftover(&self) -> usize {
+        let (lo, hi) = (i64::from(self.limits.frame.lo), i64::from(self.limits.frame.hi));
+        let shortest = self.code.tau() as i64 + lo;
+        (hi - lo).min(shortest - 1).max(0) as usize
+    }
+
     /// The x of the chain's own channel on its sweep: Pi = Pd needs them equal.
     pub fn own_x(&self) -> CodeResult<f64> {
         let p = &self.params;
@@ -351,7 +389,7 @@ impl Chain for SyncChain {
     /// Windows of a stream, each starting where the decoder found the last
     /// frame ended.
     fn cutter<T: Llr>(&self) -> CodeResult<Box<dyn Cutter<T>>> {
-        Ok(Box::new(WindowCutter::new(self.window())?))
+        Ok(Box::new(self.stream_cutter()?))
     }
 
     /// Frames through the chain's BSID channel and BPSK over AWGN at

@@ -11,9 +11,10 @@ use super::groups::{BACKEND, CODE, DECODER_BLOCK, SEED, backend_options, build_d
 use super::{Kind, StreamType, io};
 use crate::blocks::{BsidChannel, Reporting, SyncDecoder, SyncEncoder};
 use crate::codes::channel::{Quantizer, noise_variance};
+use crate::codes::decode::BatchDecoder;
 use crate::codes::error::CodeError;
-use crate::codes::framing::WindowCutter;
 use crate::codes::encode::Encoder;
+use crate::codes::framing::Cutter;
 use crate::codes::llr::{Llr, LlrType};
 use crate::codes::settings::{Chain, Settings};
 use crate::codes::sim::{Axis, Link};
@@ -44,6 +45,14 @@ const ITEMS: Param = Param::with_default(
     ParamType::Choice(&["bits", "f32", "i8"]),
     Literal::Text("bits"),
     "bits: hard decisions (u8 0/1); f32 or i8: LLRs of BPSK over AWGN at the code's ebn0_db (i8 quantized with the matched 16·σ²)",
+);
+
+/// Whether the decoder takes many frames at a time.
+const SPECULATIVE: Param = Param::with_default(
+    "speculative",
+    ParamType::Choice(&["auto", "on", "off"]),
+    Literal::Text("auto"),
+    "on: cut segments of many frames and decode their windows many at a time, guessing each start and decoding again where a guess was wrong (the bits of frame-at-a-time decoding, at about twice the work); off: one frame at a time; auto: on for the GPU",
 );
 
 fn items_type(a: &Args) -> anyhow::Result<StreamType> {
@@ -92,7 +101,7 @@ const KINDS: &[Kind] = &[
     Kind {
         name: "SyncDecoder",
         summary: "MAP decoder of the code's frames over the BSID channel, cutting the received stream where it finds each frame's end, on the CPU or the GPU",
-        groups: &[&[CODE, ITEMS], BACKEND, DECODER_BLOCK],
+        groups: &[&[CODE, ITEMS, SPECULATIVE], BACKEND, DECODER_BLOCK],
         ports: |a| decoder_ports(a, items_type(a)?),
         add: |a, asm| match items_type(a)? {
             StreamType::F32 => add_decoder::<f32>(a, asm, false),
@@ -120,10 +129,17 @@ fn add_decoder<T: Received + CpuSample>(a: &Args, asm: &mut Assembly, quantized:
     let block_options = decoder_options(a)?;
     let input_scale = if quantized { a.about("items", llr_channel(chain))?.1.scale() } else { 1.0 };
     let build = DecoderBuild { options: backend_options(a, asm.backend)?, input_scale, soft: block_options.soft };
-    let cutter = Box::new(a.about("code", WindowCutter::<T>::new(chain.window()))?);
     let (decoder, choice) = build_decoder(a, asm, &build.options, || {
         sync_decoder::<T>(chain.code(), chain.params(), chain.stream_config(), build.input_scale, build.soft, &build.options)
     })?;
+    // A GPU decodes one frame per launch unless the frames of a batch go together.
+    let (decoder, cutter): (Box<dyn BatchDecoder<T>>, Box<dyn Cutter<T>>) = match (a.text("speculative")?, choice.gpu) {
+        ("on", _) | ("auto", true) => {
+            let (spec, cutter) = a.about("speculative", chain.speculative(decoder))?;
+            (Box::new(spec), Box::new(cutter))
+        }
+        _ => (decoder, Box::new(a.about("code", chain.stream_cutter::<T>())?)),
+    };
     let block = a.whole(SyncDecoder::build(decoder, Some(cutter), block_options))?.report_to(&asm.errors);
     asm.note_decoder(choice, block.describe(), block.stats());
     asm.add(block)
