@@ -1,14 +1,14 @@
 // Belief propagation decoding of polar codes: scaled min-sum (α = 15/16) on
 // the m-stage factor graph with the round-trip schedule and the G-matrix
-// early stop per codeword, computing exactly what the CPU's i8 model
+// or CRC early stop per codeword, computing exactly what the CPU's i8 model
 // computes (codes/polar/decoder/bp.rs: its graph, schedule and arithmetic
 // are written down there; this file follows them step for step).
 //
 // One group of PTPC threads decodes one codeword; a CTA holds PCW groups,
 // which never wait for each other: a group synchronises its own threads
-// only (a named barrier of its own, or the group's lanes of a warp), so a
-// codeword that stops early lets its threads leave while the CTA's other
-// codewords go on.
+// only (its CTA's barrier, a named barrier of its own, or the group's lanes
+// of a warp), so a codeword that stops early lets its threads leave while
+// the CTA's other codewords go on.
 // A codeword's messages in memory are the columns 3..m of L and of R
 // (and L[0] with soft output), in shared memory (PGLOBAL 0: the
 // full-parallel decoder, sized by the host from the device's opt-in shared
@@ -22,8 +22,8 @@
 // needs no barrier between them ("the low block").
 //
 // The unit of work is a quad: four processing elements of one stage whose
-// messages sit in whole 32-bit words, updated together by the byte-SIMD
-// intrinsics (four i8 messages per register). Where the span h is 4 or more
+// messages sit in whole 32-bit words, updated together by SIMD-within-a-word
+// arithmetic (four i8 messages per register). Where the span h is 4 or more
 // a quad's four tops are one word and their bottoms the word h bytes on;
 // for h = 1 and 2 a quad is 8 consecutive bytes whose tops and bottoms are
 // gathered with byte permutes and scattered back the same way.
