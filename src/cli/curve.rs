@@ -97,13 +97,14 @@ pub(super) fn sci(x: f64) -> String {
 
 /// Bit and frame counts and their rates, as `ber` and `run` print them.
 pub(super) fn counts_text(p: &Point) -> String {
+    use crate::codes::words::count_of;
     format!(
-        "{} bits, {} errors, BER {}, {} frames, {} frame errors, FER {}{}",
-        p.bits,
-        p.bit_errors,
+        "{}, {}, BER {}, {}, {}, FER {}{}",
+        count_of(p.bits, "bit"),
+        count_of(p.bit_errors, "error"),
         sci(p.ber()),
-        p.frames,
-        p.frame_errors,
+        count_of(p.frames, "frame"),
+        count_of(p.frame_errors, "frame error"),
         sci(p.fer()),
         partial_text(p.partial_bits)
     )

@@ -100,7 +100,8 @@ pub fn series_of(json: &Value, what: &str) -> anyhow::Result<Series> {
             Ok(point)
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let backend = text(json, "backend").map(|b| b.split_whitespace().next().unwrap_or_default().to_string());
+    // Where it ran, when the backend line starts by saying so.
+    let backend = text(json, "backend").and_then(|b| b.split_whitespace().next().filter(|w| ["cpu", "gpu"].contains(w)).map(str::to_string));
     let label = [text(json, "describe"), backend].into_iter().flatten().collect::<Vec<_>>().join(", ");
     Ok(Series { label, axis, rate: json.get("rate").and_then(Value::as_f64), points })
 }
