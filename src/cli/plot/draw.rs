@@ -149,7 +149,7 @@ fn draw<DB: DrawingBackend>(series: &[Series], root: DrawingArea<DB, Shift>) -> 
         .configure_mesh()
         .x_desc(if log_x { format!("{x_name}, log") } else { x_name })
         .y_desc("BER (solid), FER (dashed)")
-        .x_label_formatter(&|x| if log_x { format!("{:.1e}", 10f64.powf(*x)) } else { format!("{x:.1}") })
+        .x_label_formatter(&|x| if log_x { format!("{:.1e}", 10f64.powf(*x)) } else { format!("{:.1}", x + 0.0) })
         .y_label_formatter(&|y| format!("{y:.0e}"))
         .label_style(("sans-serif", 15))
         .axis_desc_style(("sans-serif", 17))
@@ -231,7 +231,7 @@ fn draw<DB: DrawingBackend>(series: &[Series], root: DrawingArea<DB, Shift>) -> 
             .map_err(failed)?;
         it.configure_mesh()
             .y_desc("mean iterations")
-            .x_label_formatter(&|x| if log_x { format!("{:.1e}", 10f64.powf(*x)) } else { format!("{x:.1}") })
+            .x_label_formatter(&|x| if log_x { format!("{:.1e}", 10f64.powf(*x)) } else { format!("{:.1}", x + 0.0) })
             .label_style(("sans-serif", 15))
             .axis_desc_style(("sans-serif", 17))
             .draw()
