@@ -492,3 +492,13 @@ fn polar_commands_run_and_refuse_bad_values() {
         let _ = std::fs::remove_file(f);
     }
 }
+
+/// `ber sync` says where its decoder runs before the first point, as every
+/// family does (it used to print the code again: each point builds its own
+/// decoder, for its channel's limits).
+#[test]
+fn ber_sync_names_its_backend() {
+    let out = ok(&["ber", "sync", "--q", "4", "--n", "4", "--N", "10", "--p", "0.01", "--max-bits", "1e3", "--backend", "cpu", "--threads", "1"]);
+    let line = out.lines().find(|l| l.starts_with("backend: ")).unwrap_or_else(|| panic!("no backend line: {out}"));
+    assert!(line.starts_with("backend: cpu (1 thread"), "{line}");
+}

@@ -80,6 +80,8 @@ where
     make: MakeChannel<C>,
     make_decoder: MakeDecoder<C::Out>,
     point: Option<PointState<C>>,
+    /// What the decoder is, before a point built its own.
+    about: Option<String>,
 }
 
 struct PointState<C: Channel<In = u8>>
@@ -130,7 +132,14 @@ where
     /// `make_decoder` build; `framing` says whether the decoder takes
     /// windows of the stream or whole frames.
     pub fn new(code: SyncCode, base: BsidParams, sweep: Sweep, framing: Framing, make: MakeChannel<C>, make_decoder: MakeDecoder<C::Out>) -> Self {
-        Self { code, base, sweep, framing, make, make_decoder, point: None }
+        Self { code, base, sweep, framing, make, make_decoder, point: None, about: None }
+    }
+
+    /// Described as `about` (where its decoder runs, and how) until a
+    /// point builds the decoder of its own channel.
+    pub fn described(mut self, about: String) -> Self {
+        self.about = Some(about);
+        self
     }
 
     fn decoder_at(&self, x: f64) -> CodeResult<Box<dyn BatchDecoder<C::Out>>> {
@@ -234,7 +243,7 @@ where
     fn describe(&self) -> String {
         match &self.point {
             Some(p) => p.decoder.describe(),
-            None => self.code.describe(),
+            None => self.about.clone().unwrap_or_else(|| self.code.describe()),
         }
     }
 }

@@ -171,23 +171,27 @@ impl FamilyChain for SyncChain {
 
     /// Hard bits when the settings give no Eb/N0, else LLRs of `llr`.
     fn link(&self, llr: LlrType, options: &BackendOptions) -> anyhow::Result<(Box<dyn Link>, Choice)> {
-        // Where the decoder of the chain's own channel ends up.
-        fn choice<T: Received>(c: &SyncChain, scale: f32, options: &BackendOptions) -> anyhow::Result<Choice> {
-            Ok(sync_decoder::<T>(c.code(), c.params(), c.config(), scale, false, options)?.1)
+        // Where the decoder of the chain's own channel ends up, and what it is
+        // (each point builds its own, for its channel's limits).
+        fn choice<T: Received>(c: &SyncChain, scale: f32, options: &BackendOptions) -> anyhow::Result<(Choice, String)> {
+            let (decoder, choice) = sync_decoder::<T>(c.code(), c.params(), c.config(), scale, false, options)?;
+            Ok((choice, decoder.describe()))
         }
         fn soft<T: Llr + Received>(c: &SyncChain, options: &BackendOptions) -> anyhow::Result<(Box<dyn Link>, Choice)> {
             let (ebn0, quantizer) = llr_channel(c)?;
             let scale = if T::TYPE == LlrType::I8 { quantizer.scale() } else { 1.0 };
             let rate = c.rate().min(1.0);
             let make = Box::new(move |p, seed| BsidAwgn::<T>::with_quantizer(p, ebn0, rate, seed, quantizer));
-            let link = SyncLink::new(c.code().clone(), c.params(), c.sweep(), c.config().framing, make, decoders::<T>(c, scale, options));
-            Ok((Box::new(link), choice::<T>(c, scale, options)?))
+            let (choice, about) = choice::<T>(c, scale, options)?;
+            let link = SyncLink::new(c.code().clone(), c.params(), c.sweep(), c.config().framing, make, decoders::<T>(c, scale, options)).described(about);
+            Ok((Box::new(link), choice))
         }
         match (self.ebn0_db(), llr) {
             (None, _) => {
                 let make = Box::new(|p, seed| Ok(Bsid::new(p, seed)));
-                let link = SyncLink::new(self.code().clone(), self.params(), self.sweep(), self.config().framing, make, decoders::<u8>(self, 1.0, options));
-                Ok((Box::new(link), choice::<u8>(self, 1.0, options)?))
+                let (choice, about) = choice::<u8>(self, 1.0, options)?;
+                let link = SyncLink::new(self.code().clone(), self.params(), self.sweep(), self.config().framing, make, decoders::<u8>(self, 1.0, options)).described(about);
+                Ok((Box::new(link), choice))
             }
             (Some(_), LlrType::I8) => soft::<i8>(self, options),
             (Some(_), LlrType::F32) => soft::<f32>(self, options),
