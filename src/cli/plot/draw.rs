@@ -7,6 +7,7 @@
 
 use super::theory::{bpsk_limit_db, uncoded_bpsk_ber, wilson};
 use super::{PlotPoint, Series};
+use image::ImageEncoder;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
@@ -76,12 +77,11 @@ pub fn render(series: &[Series], path: &Path) -> anyhow::Result<Layout> {
         anyhow::bail!("the curves have different axes ({} and {}): draw them apart", axis.0, other.axis.0);
     }
     register_font();
-    let kind = Kind::of(path)?;
-    let bytes = match kind {
+    let (bytes, layout) = match Kind::of(path)? {
         Kind::Svg => {
             let mut text = String::new();
             let layout = draw(series, SVGBackend::with_string(&mut text, SIZE).into_drawing_area())?;
-            return crate::files::replace(path, text.as_bytes()).map(|()| layout);
+            (text.into_bytes(), layout)
         }
         Kind::Png => {
             let mut rgb = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
@@ -93,11 +93,15 @@ pub fn render(series: &[Series], path: &Path) -> anyhow::Result<Layout> {
             (png, layout)
         }
     };
-    crate::files::replace(path, &bytes.0)?;
-    Ok(bytes.1)
+    crate::files::replace(path, &bytes)?;
+    Ok(layout)
 }
 
-use image::ImageEncoder;
+/// An x tick's text: the axis value, or 10^x on a probability axis.
+fn x_tick(x: f64, log_x: bool) -> String {
+    // `+ 0.0` turns a rounding's -0 into 0.
+    if log_x { format!("{:.1e}", 10f64.powf(x)) } else { format!("{:.1}", x + 0.0) }
+}
 
 /// A plotters error as ours.
 fn failed<E: std::fmt::Debug>(e: E) -> anyhow::Error {
@@ -149,7 +153,7 @@ fn draw<DB: DrawingBackend>(series: &[Series], root: DrawingArea<DB, Shift>) -> 
         .configure_mesh()
         .x_desc(if log_x { format!("{x_name}, log") } else { x_name })
         .y_desc("BER (solid), FER (dashed)")
-        .x_label_formatter(&|x| if log_x { format!("{:.1e}", 10f64.powf(*x)) } else { format!("{:.1}", x + 0.0) })
+        .x_label_formatter(&|x| x_tick(*x, log_x))
         .y_label_formatter(&|y| format!("{y:.0e}"))
         .label_style(("sans-serif", 15))
         .axis_desc_style(("sans-serif", 17))
@@ -231,7 +235,7 @@ fn draw<DB: DrawingBackend>(series: &[Series], root: DrawingArea<DB, Shift>) -> 
             .map_err(failed)?;
         it.configure_mesh()
             .y_desc("mean iterations")
-            .x_label_formatter(&|x| if log_x { format!("{:.1e}", 10f64.powf(*x)) } else { format!("{:.1}", x + 0.0) })
+            .x_label_formatter(&|x| x_tick(*x, log_x))
             .label_style(("sans-serif", 15))
             .axis_desc_style(("sans-serif", 17))
             .draw()
