@@ -96,3 +96,28 @@ fn bad_curve_files_and_paths_are_refused() {
     fails(&["ber", "conv", "--ebn0", "3", "--plot", "/nonexistent/dir/p.png"], &["--plot"]);
     assert!(!Path::new(&out).exists(), "a refused plot wrote its file");
 }
+
+/// A curve file too large to be one, a negative or missing count, a
+/// non-finite axis value and a directory: one line each, nothing written.
+#[test]
+fn huge_negative_and_odd_curve_files_are_refused() {
+    let d = dir("hostile");
+    let out = s(&d.join("p.svg"));
+    let huge = d.join("huge.json");
+    std::fs::write(&huge, vec![b' '; (16 << 20) + 1]).unwrap();
+    fails(&["plot", &s(&huge), "-o", &out], &["huge.json: larger than 16777216 bytes"]);
+    let curve = |point: &str| {
+        format!("{{\"format\": \"gpufec-curve/1\", \"axis\": {{\"key\": \"ebn0_db\", \"label\": \"Eb/N0\", \"unit\": \"dB\"}}, \"points\": [{point}]}}")
+    };
+    let negative = d.join("negative.json");
+    std::fs::write(&negative, curve("{\"ebn0_db\": 1, \"bits\": -5, \"bit_errors\": 0, \"frames\": 1, \"frame_errors\": 0}")).unwrap();
+    fails(&["plot", &s(&negative), "-o", &out], &["point 0 has no count 'bits'"]);
+    let no_x = d.join("nox.json");
+    std::fs::write(&no_x, curve("{\"ebn0_db\": null, \"bits\": 5, \"bit_errors\": 0, \"frames\": 1, \"frame_errors\": 0}")).unwrap();
+    fails(&["plot", &s(&no_x), "-o", &out], &["point 0 has no finite 'ebn0_db'"]);
+    let more = d.join("more.json");
+    std::fs::write(&more, curve("{\"ebn0_db\": 1, \"bits\": 5, \"bit_errors\": 6, \"frames\": 1, \"frame_errors\": 0}")).unwrap();
+    fails(&["plot", &s(&more), "-o", &out], &["more errors than bits"]);
+    fails(&["plot", &s(&d), "-o", &out], &[&s(&d)]);
+    assert!(!Path::new(&out).exists(), "a refused plot wrote its file");
+}
