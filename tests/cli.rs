@@ -92,6 +92,7 @@ fn ber_writes_json_with_every_field() {
     assert_eq!((v["settings"]["rate"].as_str(), v["settings"]["traceback"].as_str()), (Some("2/3"), Some("parallel:16")));
     assert_eq!(v["describe"], "K=7 (171,133) rate 2/3, tiles 64,20,30 parallel:16 ×64, depunctured by the decoder");
     assert_eq!(v["seed"], 9);
+    assert_eq!(v["channel"], "host");
     let points = v["points"].as_array().unwrap();
     assert_eq!(points.len(), 2);
     for (p, ebn0) in points.iter().zip([3.0, 4.0]) {
@@ -121,6 +122,13 @@ fn ber_rejects_bad_options_in_one_line() {
     rejected(&ber(&["--max-bits", "1.5"]), "'1.5' is not a count");
     rejected(&["ber", "conv", "--ebn0", "1:x:3"], "Eb/N0 'x'");
     rejected(&["ber", "ldpc", "--ebn0", "1"], "ldpc");
+    // Where the channel runs: the device wants a GPU, and a family with a device link.
+    fails(&ber(&["--channel", "device", "--backend", "cpu"]), &["--channel device", "--backend cpu"]);
+    fails(&["ber", "polar", "--ebn0", "2", "--channel", "device", "--backend", "gpu"], &["--channel device", "polar family has no device link"]);
+    if no_gpu() {
+        fails(&ber(&["--channel", "device"]), &["--channel device: "]);
+    }
+    rejected(&ber(&["--channel", "gpu"]), "'gpu'");
 }
 
 #[test]

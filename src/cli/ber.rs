@@ -12,7 +12,8 @@ use crate::files::{Use, refuse_overwriting};
 use crate::codes::llr::LlrType;
 use crate::codes::sim::Axis;
 use crate::codes::threads::MAX_THREADS;
-use crate::flowgraph::family::Family;
+use crate::codes::sim::Link;
+use crate::flowgraph::family::{Code, Family};
 use crate::gpu::{Backend, BackendOptions};
 use anyhow::Context;
 use clap::{Arg, ArgMatches, Args, FromArgMatches};
@@ -47,6 +48,54 @@ pub struct BerArgs {
     /// CPU decoder threads (0: every core; at most 1024).
     #[arg(long, default_value = "0", value_parser = count_usize)]
     threads: usize,
+    /// Where the bits, encoder and channel run: device (the whole link on the GPU, only counts come back), host (the host sends LLRs to the decoder), or auto (device where the family has a device link and a GPU decodes, else host).
+    #[arg(long, value_enum, default_value = "auto")]
+    channel: ChannelPlace,
+}
+
+/// Where a curve's bits, encoder and channel run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ChannelPlace {
+    Auto,
+    Host,
+    Device,
+}
+
+/// The link of `code` with its channel where `place` says, the line that
+/// names where everything runs, and whether the channel is on the device.
+fn link_for(code: &dyn Code, llr: LlrType, options: &BackendOptions, place: ChannelPlace) -> anyhow::Result<(Box<dyn Link>, String, bool)> {
+    let host = |note: Option<String>| -> anyhow::Result<(Box<dyn Link>, String, bool)> {
+        let (link, choice) = code.link(llr, options).with_context(|| format!("--backend {}", options.backend))?;
+        let mut about = link.describe();
+        // Where the GPU is unusable, its reason covers the device link's too.
+        match (&choice.why_not_gpu, note) {
+            (Some(why), _) => about += &format!(" (no GPU: {why})"),
+            (None, Some(n)) => about += &format!(" (channel on the host: {n})"),
+            (None, None) => {}
+        }
+        Ok((link, about, false))
+    };
+    let device = || code.device_link(llr, options);
+    match (place, options.backend) {
+        (ChannelPlace::Host, _) | (ChannelPlace::Auto, Backend::Cpu) => host(None),
+        (ChannelPlace::Device, Backend::Cpu) => anyhow::bail!("--channel device runs the link on the GPU; it does not go with --backend cpu"),
+        (ChannelPlace::Device, _) => match device() {
+            None => anyhow::bail!("--channel device: the {} family has no device link yet; use --channel host", code.family()),
+            Some(link) => {
+                let link = link.context("--channel device")?;
+                let about = link.describe();
+                Ok((link, about, true))
+            }
+        },
+        (ChannelPlace::Auto, _) => match device() {
+            None => host(None),
+            Some(Ok(link)) => {
+                let about = link.describe();
+                Ok((link, about, true))
+            }
+            Some(Err(e)) => host(Some(format!("{e:#}"))),
+        },
+    }
 }
 
 pub(super) fn llr_type(s: &str) -> anyhow::Result<LlrType> {
@@ -75,11 +124,7 @@ pub fn ber(family: &Family, m: &ArgMatches) -> anyhow::Result<bool> {
         Some(g) => g.clone(),
         None => Grid(vec![code.default_x().map_err(|e| anyhow::anyhow!("{}: give the points of the curve ({e:#})", family.axis.flag))?]),
     };
-    let (mut link, choice) = code.link(llr, &options).with_context(|| format!("--backend {}", a.backend))?;
-    let about = match &choice.why_not_gpu {
-        Some(why) => format!("{} (no GPU: {why})", link.describe()),
-        None => link.describe(),
-    };
+    let (mut link, about, on_device) = link_for(code.as_ref(), llr, &options, a.channel)?;
     println!("code: {}", code.describe());
     println!("backend: {about}");
     let mut p = Map::new();
@@ -90,5 +135,6 @@ pub fn ber(family: &Family, m: &ArgMatches) -> anyhow::Result<bool> {
     p.insert("frame_bits".into(), code.frame_bits().into());
     p.insert("llr".into(), llr.name().into());
     p.insert("backend".into(), about.into());
+    p.insert("channel".into(), if on_device { "device" } else { "host" }.into());
     run_curve(link.as_mut(), family.axis, &grid, &a.curve, p)
 }

@@ -91,6 +91,12 @@ pub trait Code: Send + Sync {
     /// decoder ended up.
     fn link(&self, llr: LlrType, options: &BackendOptions) -> anyhow::Result<(Box<dyn Link>, Choice)>;
 
+    /// The link simulated whole on the GPU `options` names (bits, encoder,
+    /// channel, decoder and error count on the device), if the family has
+    /// one: `None` when it has none, an error saying why when it cannot
+    /// simulate this code there.
+    fn device_link(&self, llr: LlrType, options: &BackendOptions) -> Option<anyhow::Result<Box<dyn Link>>>;
+
     /// The point of the family's axis that the settings themselves give
     /// (a channel probability among them), for a curve of one point; the
     /// error says why they give none.
@@ -111,6 +117,12 @@ pub trait FamilyChain: Chain {
 
     /// The direct link simulation of the code with `llr` LLRs.
     fn link(&self, llr: LlrType, options: &BackendOptions) -> anyhow::Result<(Box<dyn Link>, Choice)>;
+
+    /// The link simulated whole on the GPU, for families that have one
+    /// (none by default; see [`Code::device_link`]).
+    fn device_link(&self, _llr: LlrType, _options: &BackendOptions) -> Option<anyhow::Result<Box<dyn Link>>> {
+        None
+    }
 
     /// The point of the family's axis the settings give, or why they give
     /// none (none for an Eb/N0 axis: no code implies a channel).
@@ -160,6 +172,10 @@ impl<C: FamilyChain> Code for C {
 
     fn link(&self, llr: LlrType, options: &BackendOptions) -> anyhow::Result<(Box<dyn Link>, Choice)> {
         FamilyChain::link(self, llr, options)
+    }
+
+    fn device_link(&self, llr: LlrType, options: &BackendOptions) -> Option<anyhow::Result<Box<dyn Link>>> {
+        FamilyChain::device_link(self, llr, options)
     }
 
     fn default_x(&self) -> anyhow::Result<f64> {

@@ -15,6 +15,7 @@ mod compile;
 mod device;
 mod host_pool;
 mod kernel_cache;
+mod link;
 mod memory;
 mod pipeline;
 mod registered;
@@ -30,6 +31,7 @@ mod polar;
 pub use backend::{Backend, BackendOptions, Choice, select};
 pub use compile::nvrtc_available;
 pub use kernel_cache::kernel_cache_status;
+pub use link::device_normals;
 pub use device::{DeviceInfo, available, devices};
 pub use host_pool::{MAX_HOST_THREADS, default_host_threads};
 pub use pipeline::{BatchSplit, DEFAULT_SLOTS, MAX_BATCH_BYTES, MAX_SLOTS, PipelineOptions};
@@ -38,7 +40,7 @@ pub use sources::{SOURCES, source};
 pub use polar::{GPU_MAX_N, GpuPolar, bench_polar, compile_polar_kernel, polar_decoder};
 pub use turbo::{GpuTurbo, GpuTurboOptions, MAX_RATE_MATCHINGS, TurboTuning, bench_turbo, compile_turbo_kernel, turbo_decoder};
 pub use conv::{
-    BENCH_EBN0_DB, DEFAULT_MIN_BLOCKS_GLOBAL_I8, GpuBenchOptions, GpuViterbi, SurvivorMemory, ViterbiTuning, bench_viterbi,
+    BENCH_EBN0_DB, DEFAULT_MIN_BLOCKS_GLOBAL_I8, DeviceConvLink, GpuBenchOptions, compile_conv_link_kernels, GpuViterbi, SurvivorMemory, ViterbiTuning, bench_viterbi,
     compile_viterbi_kernel, viterbi_decoder,
 };
 pub use sync::{GpuSync, bench_sync, compile_sync_kernel, sync_decoder};

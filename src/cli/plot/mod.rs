@@ -102,7 +102,9 @@ pub fn series_of(json: &Value, what: &str) -> anyhow::Result<Series> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     // Where it ran, when the backend line starts by saying so.
     let backend = text(json, "backend").and_then(|b| b.split_whitespace().next().filter(|w| ["cpu", "gpu"].contains(w)).map(str::to_string));
-    let label = [text(json, "describe"), backend].into_iter().flatten().collect::<Vec<_>>().join(", ");
+    // Where the channel ran, when the curve says (curves before this field, host).
+    let channel = text(json, "channel").map(|c| format!("{c} channel"));
+    let label = [text(json, "describe"), backend, channel].into_iter().flatten().collect::<Vec<_>>().join(", ");
     Ok(Series { label, axis, rate: json.get("rate").and_then(Value::as_f64), points })
 }
 

@@ -90,6 +90,12 @@ impl ConvEncoder {
         Ok(Self { trellis, mode, taps, history: 0, pos_in_frame: 0 })
     }
 
+    /// Per generator, bit d set when its output depends on the input d
+    /// stages back: what a GPU encoder computes each output from.
+    pub fn taps(&self) -> &[u64] {
+        &self.taps
+    }
+
     /// The trellis this encoder walks.
     pub fn trellis(&self) -> &Arc<Trellis> {
         &self.trellis

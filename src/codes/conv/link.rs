@@ -9,6 +9,7 @@ use crate::codes::decode::{Batch, BatchDecoder, Decoded};
 use crate::codes::encode::Encoder;
 use crate::codes::error::{CodeResult, invalid};
 use crate::codes::llr::Llr;
+use crate::codes::bits::BitSource;
 use crate::codes::sim::{Link, Tally, Transmitter, noise_seed};
 use std::sync::Arc;
 
@@ -76,10 +77,18 @@ impl ConvSetup {
     /// The transmitter of one point: bits from `seed`, noise from its
     /// [`noise_seed`], at `ebn0_db`.
     /// LLRs arrive as `T`, quantized (for `i8`) by [`Self::quantizer`].
-    fn transmitter<T: Llr>(&self, ebn0_db: f64, seed: u64) -> CodeResult<Transmitter<Punctured<ConvEncoder>, BpskAwgn<T>>> {
+    /// With `counter_bits`, the bits are [`BitSource::counter`]'s.
+    fn transmitter<T: Llr>(&self, ebn0_db: f64, seed: u64, counter_bits: bool) -> CodeResult<Transmitter<Punctured<ConvEncoder>, BpskAwgn<T>>> {
         let encoder = self.encoder()?;
-        let channel = BpskAwgn::with_quantizer(ebn0_db, encoder.rate(), noise_seed(seed), self.quantizer(ebn0_db)?)?;
-        Ok(Transmitter::new(seed, encoder, channel))
+        let channel = self.channel(ebn0_db, seed)?;
+        let source = if counter_bits { BitSource::counter(seed) } else { BitSource::new(seed) };
+        Ok(Transmitter::with_source(source, encoder, channel))
+    }
+
+    /// The channel of one point: BPSK over AWGN at `ebn0_db` with the noise
+    /// of `seed`'s [`noise_seed`], to `T` LLRs quantized by [`Self::quantizer`].
+    pub fn channel<T: Llr>(&self, ebn0_db: f64, seed: u64) -> CodeResult<BpskAwgn<T>> {
+        BpskAwgn::with_quantizer(ebn0_db, self.effective_rate()?, noise_seed(seed), self.quantizer(ebn0_db)?)
     }
 }
 
@@ -92,6 +101,8 @@ pub struct ConvLink<T: Llr> {
     /// LLRs per unit the decoder takes.
     unit: usize,
     decoder: Box<dyn BatchDecoder<T>>,
+    /// Bits from [`BitSource::counter`] instead of [`BitSource::new`].
+    counter_bits: bool,
     point: Option<PointState<T>>,
 }
 
@@ -122,6 +133,14 @@ impl<T: Llr> ConvLink<T> {
         Self::build(chain.setup().clone(), chain.decoder_depunctures(), decoder)
     }
 
+    /// Draw the bits by counter, as the device link simulator does
+    /// (`gpu::DeviceConvLink`): with the same seed, decoder model and tiles,
+    /// this link is that simulator's host model and counts the same errors.
+    pub fn with_counter_bits(mut self) -> Self {
+        self.counter_bits = true;
+        self
+    }
+
     fn build(setup: ConvSetup, on_load: bool, decoder: Box<dyn BatchDecoder<T>>) -> CodeResult<Self> {
         setup.validate()?;
         let unit = match (setup.mode, on_load) {
@@ -132,7 +151,7 @@ impl<T: Llr> ConvLink<T> {
         if !takes.accepts(unit) {
             return Err(invalid!("the decoder takes units of {} LLRs, the link cuts units of {unit}: give both the same geometry", takes.items));
         }
-        Ok(Self { setup, on_load, unit, decoder, point: None })
+        Ok(Self { setup, on_load, unit, decoder, counter_bits: false, point: None })
     }
 }
 
@@ -140,7 +159,7 @@ impl<T: Llr> Link for ConvLink<T> {
     fn start(&mut self, ebn0_db: f64, seed: u64) -> CodeResult<()> {
         let s = &self.setup;
         self.point = Some(PointState {
-            tx: s.transmitter(ebn0_db, seed)?,
+            tx: s.transmitter(ebn0_db, seed, self.counter_bits)?,
             depuncturer: (!self.on_load).then(|| Depuncturer::new(s.puncture.clone())),
             tiler: match s.mode {
                 ViterbiMode::Tiled(t) if self.on_load => Some(Tiler::punctured(t, s.puncture.clone())?),
@@ -244,7 +263,7 @@ impl<T: Llr> NoisyLlrs<T> {
     /// The stream of `setup` at `ebn0_db`, bits and noise from `seed`.
     pub fn new(setup: &ConvSetup, ebn0_db: f64, seed: u64) -> CodeResult<Self> {
         setup.validate()?;
-        Ok(Self { setup: setup.clone(), tx: setup.transmitter(ebn0_db, seed)?, sent: Vec::new(), info: Vec::new() })
+        Ok(Self { setup: setup.clone(), tx: setup.transmitter(ebn0_db, seed, false)?, sent: Vec::new(), info: Vec::new() })
     }
 
     /// The channel LLRs of the first `bits` information bits (whole frames

@@ -11,7 +11,7 @@ mod transmit;
 
 pub use point::{Ended, Point, StopRule};
 pub use run::{Progress, run_point};
-pub use tally::Tally;
+pub use tally::{FrameSummary, Tally};
 pub use transmit::Transmitter;
 
 use crate::codes::error::CodeResult;
@@ -23,6 +23,9 @@ use crate::codes::error::CodeResult;
 pub fn noise_seed(seed: u64) -> u64 {
     seed ^ 0x9e37_79b9_7f4a_7c15
 }
+
+/// Most bits in one chunk of a host chain (see [`Link::chunk_limit`]).
+pub const HOST_CHUNK_LIMIT: u64 = 1 << 24;
 
 /// A link's x axis, as curves name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,4 +82,11 @@ pub trait Link: Send {
 
     /// One line naming the decoder, its backend and resources.
     fn describe(&self) -> String;
+
+    /// The most bits one [`run`](Self::run) should send: a host chain holds
+    /// a few bytes per bit of a chunk; a chain on a GPU holds nothing per
+    /// chunk and wants chunks long enough to keep the device busy.
+    fn chunk_limit(&self) -> u64 {
+        HOST_CHUNK_LIMIT
+    }
 }

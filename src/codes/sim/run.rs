@@ -22,8 +22,6 @@ pub struct Progress {
 const CHUNK_SECONDS: f64 = 0.25;
 /// Bits of the first chunk, before the link's speed is known.
 const FIRST_CHUNK: u64 = 1 << 16;
-/// Most bits in one chunk: a chain holds a few bytes per bit of a chunk at once.
-const MAX_CHUNK: u64 = 1 << 24;
 
 /// Simulate one point of `link` at `x`, bits and noise from `seed`, until
 /// `stop` says (or `cancel` is set: the point then ends with what it counted,
@@ -64,7 +62,7 @@ pub fn run_point(
         sent += want;
         // Aim the next chunk at CHUNK_SECONDS of work.
         let secs = t.elapsed().as_secs_f64().max(1e-6);
-        chunk = ((want as f64 * CHUNK_SECONDS / secs) as u64).clamp(FIRST_CHUNK, MAX_CHUNK);
+        chunk = ((want as f64 * CHUNK_SECONDS / secs) as u64).clamp(FIRST_CHUNK, link.chunk_limit().max(FIRST_CHUNK));
         if last && !tally.done() {
             // Every bit was sent and flushed: whatever was counted is the point.
             break;

@@ -32,6 +32,36 @@ pub struct Tally {
     symbol_has_error: bool,
 }
 
+/// The per-frame error counts of a run of decoded bits, summed: what a GPU
+/// simulator hands back instead of every frame's count.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FrameSummary {
+    /// Frames the bits touch (the first and last may be parts of frames).
+    pub frames: u64,
+    /// Errors in the first frame touched.
+    pub first: u32,
+    /// Errors in the last frame touched (the first, when only one).
+    pub last: u32,
+    /// Errors in the frames between.
+    pub inner_errors: u64,
+    /// Frames between with at least one error.
+    pub inner_error_frames: u64,
+}
+
+impl FrameSummary {
+    /// The summary of per-frame counts.
+    pub fn of(counts: &[u32]) -> Self {
+        let inner = counts.get(1..counts.len().saturating_sub(1)).unwrap_or_default();
+        Self {
+            frames: counts.len() as u64,
+            first: counts.first().copied().unwrap_or(0),
+            last: counts.last().copied().unwrap_or(0),
+            inner_errors: inner.iter().map(|&e| u64::from(e)).sum(),
+            inner_error_frames: inner.iter().filter(|&&e| e > 0).count() as u64,
+        }
+    }
+}
+
 impl Tally {
     /// Counts for frames of `frame_bits` bits (at least 1) at axis value `x`,
     /// with no stop rule.
@@ -103,6 +133,116 @@ impl Tally {
         }
         at
     }
+
+    /// Count `bits` decoded bits whose errors are known only per frame, as a
+    /// simulator that compares on a GPU reports them: `errors[i]` errors fell
+    /// in the i-th frame the bits touch (the first continues the frame in
+    /// progress; the last may stay open). Stops as [`add`](Self::add) does,
+    /// at `max_bits` or at the end of the frame in which the
+    /// `max_errors`-th error fell; returns the bits counted. Needs a tally
+    /// without symbols, and one count per frame touched.
+    ///
+    /// # Example
+    /// ```
+    /// use gpufec::codes::sim::{StopRule, Tally};
+    /// let mut t = Tally::new(0.0, 10).stopping(StopRule { max_bits: 1000, max_errors: 3 });
+    /// // 4 bits finish nothing; then 6 + 10 + 10 + 5 bits: frames 0, 1, 2 and a part of 3.
+    /// assert_eq!(t.add_frame_errors(4, &[1]), 4);
+    /// assert_eq!(t.add_frame_errors(31, &[0, 0, 2, 7]), 26);
+    /// let p = t.point();
+    /// assert_eq!((p.bits, p.bit_errors, p.frames, p.frame_errors), (30, 3, 3, 2));
+    /// assert!(t.done());
+    /// ```
+    pub fn add_frame_errors(&mut self, bits: u64, errors: &[u32]) -> u64 {
+        assert_eq!(self.symbol_bits, 0, "per-frame counts carry no symbol errors");
+        let mut left = bits;
+        let mut counted = 0;
+        for &e in errors {
+            if left == 0 || self.done() {
+                break;
+            }
+            let take = ((self.frame_bits - self.in_frame) as u64).min(left);
+            assert!(self.stop.is_none_or(|s| self.point.bits + take <= s.max_bits), "a chunk past max_bits");
+            self.point.bits += take;
+            self.point.bit_errors += u64::from(e);
+            self.frame_has_error |= e > 0;
+            self.in_frame += take as usize;
+            left -= take;
+            counted += take;
+            if self.in_frame == self.frame_bits {
+                self.close_frame();
+            }
+            self.check_stop();
+        }
+        assert!(left == 0 || self.done(), "{left} bits without a frame count");
+        counted
+    }
+
+    /// Count `frames` whole frames known only in sum (`error_frames` of them
+    /// with `errors` errors in all), when no stop rule can fall inside them;
+    /// otherwise count nothing and return false, and the caller gives the
+    /// counts frame by frame ([`add_frame_errors`](Self::add_frame_errors)).
+    /// Needs no frame in progress.
+    ///
+    /// # Example
+    /// ```
+    /// use gpufec::codes::sim::{StopRule, Tally};
+    /// let mut t = Tally::new(0.0, 100).stopping(StopRule { max_bits: 10_000, max_errors: 50 });
+    /// assert!(t.add_whole_frames(20, 3, 40));
+    /// assert!(!t.add_whole_frames(20, 3, 10)); // the 50th error falls inside
+    /// assert_eq!((t.point().frames, t.point().bit_errors), (20, 40));
+    /// ```
+    pub fn add_whole_frames(&mut self, frames: u64, error_frames: u64, errors: u64) -> bool {
+        assert_eq!(self.in_frame, 0, "whole frames while a frame is in progress");
+        let bits = frames * self.frame_bits as u64;
+        if let Some(s) = self.stop
+            && (self.point.bit_errors + errors >= s.max_errors || self.point.bits + bits > s.max_bits)
+        {
+            return false;
+        }
+        if self.done() {
+            return false;
+        }
+        self.point.bits += bits;
+        self.point.frames += frames;
+        self.point.frame_errors += error_frames;
+        self.point.bit_errors += errors;
+        self.check_stop();
+        true
+    }
+
+    /// Bits of the frame in progress.
+    pub fn in_frame(&self) -> usize {
+        self.in_frame
+    }
+
+    /// Count `bits` decoded bits known by a [`FrameSummary`] of their
+    /// per-frame error counts: in bulk where no stop rule can fall, else
+    /// frame by frame from `dense()` (every frame's count, as
+    /// [`add_frame_errors`](Self::add_frame_errors) takes them), which is
+    /// asked for only then. Returns the bits counted.
+    pub fn add_summary<E>(&mut self, bits: u64, s: &FrameSummary, dense: impl FnOnce() -> Result<Vec<u32>, E>) -> Result<u64, E> {
+        let head = ((self.frame_bits - self.in_frame) as u64).min(bits);
+        if s.frames <= 2 || head == bits {
+            let counts = [s.first, s.last];
+            return Ok(self.add_frame_errors(bits, &counts[..s.frames.clamp(1, 2) as usize]));
+        }
+        let mut counted = self.add_frame_errors(head, &[s.first]);
+        let inner = s.frames - 2;
+        if self.done() {
+            return Ok(counted);
+        }
+        if self.add_whole_frames(inner, s.inner_error_frames, s.inner_errors) {
+            counted += inner * self.frame_bits as u64;
+            if !self.done() {
+                counted += self.add_frame_errors(bits - counted, &[s.last]);
+            }
+        } else {
+            counted += self.add_frame_errors(bits - head, &dense()?[1..]);
+        }
+        Ok(counted)
+    }
+
 
     /// Count one decoded unit that is one frame of its own (a code block), with
     /// what its decoder reported: the check tells detected from undetected
@@ -270,6 +410,50 @@ mod tests {
                 let want = point(1);
                 for chunk in [3, 256, 1000, 4096, 20_000] {
                     assert_eq!(point(chunk), want, "frames of {frame_bits}, {stop:?}, chunks of {chunk}");
+                }
+            }
+        }
+    }
+
+    /// Counts that arrive per frame (a GPU simulator's), in bulk where no
+    /// stop can fall, give the point that bit-by-bit comparison gives, under
+    /// every stop rule and chunking.
+    #[test]
+    fn per_frame_counts_count_what_bit_by_bit_counts() {
+        let reference = vec![0u8; 20_000];
+        let mut decoded = reference.clone();
+        for i in [0, 5, 9, 10, 4095, 4096, 4097, 8191, 9000, 9001, 12_345, 19_999] {
+            decoded[i] = 1;
+        }
+        let stops = [StopRule { max_bits: 20_000, max_errors: u64::MAX }, StopRule { max_bits: 9_005, max_errors: u64::MAX }, StopRule { max_bits: 1 << 40, max_errors: 7 }];
+        for frame_bits in [1, 10, 256, 4096] {
+            for stop in stops {
+                let want = {
+                    let mut t = Tally::new(0.0, frame_bits).stopping(stop);
+                    t.add(&decoded, &reference);
+                    t.finish(Ended::Interrupted, 0.0)
+                };
+                for chunk in [3usize, 256, 1000, 4096, 20_000] {
+                    let mut t = Tally::new(0.0, frame_bits).stopping(stop);
+                    let mut at = 0usize;
+                    while at < decoded.len() && !t.done() {
+                        let n = chunk.min(decoded.len() - at).min((stop.max_bits - t.point().bits) as usize);
+                        if n == 0 {
+                            break;
+                        }
+                        // Pieces per frame, as the device counts them.
+                        let (a, b) = (at, at + n);
+                        let pieces: Vec<u32> = (a / frame_bits..=(b - 1) / frame_bits)
+                            .map(|f| decoded[(f * frame_bits).max(a)..((f + 1) * frame_bits).min(b)].iter().map(|&x| u32::from(x)).sum())
+                            .collect();
+                        let summary = FrameSummary::of(&pieces);
+                        let counted = t.add_summary(n as u64, &summary, || Ok::<_, ()>(pieces.clone())).unwrap();
+                        assert!(counted == n as u64 || t.done());
+                        at = b;
+                    }
+                    let got = t.finish(Ended::Interrupted, 0.0);
+                    let key = |p: &Point| (p.bits, p.bit_errors, p.frames, p.frame_errors, p.partial_bits, p.ended);
+                    assert_eq!(key(&got), key(&want), "frames of {frame_bits}, {stop:?}, chunks of {chunk}");
                 }
             }
         }

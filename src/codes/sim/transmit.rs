@@ -40,7 +40,13 @@ pub struct Transmitter<E, C> {
 impl<E: Encoder, C: Channel<In = u8>> Transmitter<E, C> {
     /// Bits drawn from `seed`, through `encoder` and `channel`.
     pub fn new(seed: u64, encoder: E, channel: C) -> Self {
-        Self { source: BitSource::new(seed), encoder, channel, coded: Vec::new() }
+        Self::with_source(BitSource::new(seed), encoder, channel)
+    }
+
+    /// Bits from `source` (the counter-based stream of a device link's host
+    /// model, say), through `encoder` and `channel`.
+    pub fn with_source(source: BitSource, encoder: E, channel: C) -> Self {
+        Self { source, encoder, channel, coded: Vec::new() }
     }
 
     /// Send the next `bits` information bits: append them to `info` and what

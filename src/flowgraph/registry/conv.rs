@@ -13,7 +13,7 @@ use crate::codes::encode::Encoder;
 use crate::codes::llr::{Llr, LlrType};
 use crate::codes::settings::Settings;
 use crate::codes::sim::{EBN0, Link};
-use crate::gpu::{BackendOptions, Choice, ViterbiTuning, viterbi_decoder};
+use crate::gpu::{BackendOptions, Choice, DeviceConvLink, ViterbiTuning, viterbi_decoder};
 use std::any::Any;
 
 /// The family.
@@ -115,6 +115,17 @@ impl FamilyChain for ConvChain {
             LlrType::I8 => link::<i8>(self, options),
             LlrType::F32 => link::<f32>(self, options),
         }
+    }
+
+    fn device_link(&self, llr: LlrType, options: &BackendOptions) -> Option<anyhow::Result<Box<dyn Link>>> {
+        fn link<T: ViterbiLlr>(chain: &ConvChain, device: usize) -> anyhow::Result<Box<dyn Link>> {
+            Ok(Box::new(DeviceConvLink::<T>::new(chain, device)?))
+        }
+        let device = options.pipeline.device;
+        Some(match llr {
+            LlrType::I8 => link::<i8>(self, device),
+            LlrType::F32 => link::<f32>(self, device),
+        })
     }
 }
 

@@ -4,9 +4,12 @@
 
 use crate::codes::conv::{PuncturePattern, TileConfig, Tiler, Trellis};
 use crate::codes::llr::LlrType;
-use crate::gpu::device::cuda;
+use super::{SurvivorMemory, ViterbiTuning};
+use crate::gpu::compile::kernel;
+use crate::gpu::device::{DeviceInfo, cuda, info_of};
 use crate::gpu::pipeline::SlotBuffers;
-use cudarc::driver::{CudaFunction, result, sys};
+use cudarc::driver::{CudaContext, CudaFunction, result, sys};
+use std::sync::Arc;
 use std::ffi::c_void;
 
 /// Kernel geometry derived from the code and tile exactly as the kernel derives it.
@@ -151,23 +154,82 @@ pub fn compile_viterbi_kernel(
     crate::gpu::compile::compile_cubin("conv.cu", arch, &defines(trellis, tile, llr, Launch::new(ring_global, llr, 0), &g, &input))
 }
 
-/// One kernel launch over the units of a slot.
-pub(super) struct Launcher<'a> {
-    pub f: &'a CudaFunction,
+/// The compiled Viterbi kernel of one code, tile, LLR type and tuning, with
+/// the launch shape and placement of survivors chosen for its device: what
+/// the decoder and the device link simulator both launch.
+pub(super) struct ViterbiKernel {
+    pub function: CudaFunction,
     pub threads: u32,
     pub smem: u32,
+    pub ring_global: bool,
+    pub geometry: Geometry,
+    pub input: Input,
+    /// Tiles the device runs at once (one per resident thread).
+    pub resident_tiles: usize,
+    pub registers: i32,
+    pub device: DeviceInfo,
     pub group: usize,
 }
 
-impl Launcher<'_> {
-    pub fn run(&self, stream: sys::CUstream, slot: &SlotBuffers, pitch_bytes: usize, units: usize) -> anyhow::Result<()> {
-        let tiles = (units * self.group) as u32;
+impl ViterbiKernel {
+    /// Compile (or load from the cache) the kernel for `tile` of `trellis`
+    /// on the device of `ctx`, survivors where `tuning` says (`Auto`: shared
+    /// memory when eight blocks of rings fit an SM).
+    pub fn new(ctx: &Arc<CudaContext>, trellis: &Trellis, tile: &TileConfig, punctured: Option<&PuncturePattern>, llr: LlrType, tuning: ViterbiTuning) -> anyhow::Result<Self> {
+        let input = Input::new(trellis, tile, punctured)?;
+        let device = info_of(ctx)?;
+        let geometry = Geometry::new(trellis, tile, llr.bytes(), &input);
+        // The rings of a shared-ring block must fit the opt-in size of one
+        // block (the driver's reservation is not part of that limit), and
+        // Auto wants eight such blocks, each with the driver's reservation,
+        // on an SM.
+        let block_rings = Launch::new(false, llr, tuning.min_blocks_per_sm).threads as usize * geometry.ring_bytes;
+        let ring_global = match tuning.survivors {
+            SurvivorMemory::Global => true,
+            SurvivorMemory::Shared => {
+                anyhow::ensure!(
+                    block_rings <= device.smem_per_block_optin,
+                    "the survivor rings of a block, {block_rings} bytes ({} per tile), do not fit the {} bytes of shared memory a block of {} may have; use global memory",
+                    geometry.ring_bytes,
+                    device.smem_per_block_optin,
+                    device.name
+                );
+                false
+            }
+            SurvivorMemory::Auto => 8 * (block_rings + device.smem_reserved_per_block) > device.smem_per_sm,
+        };
+        let launch = Launch::new(ring_global, llr, tuning.min_blocks_per_sm);
+        let threads = launch.threads;
+        let smem = if ring_global { 0 } else { threads as usize * geometry.ring_bytes } as u32;
+        let function = kernel(ctx, "conv.cu", "viterbi_tiles", &defines(trellis, tile, llr, launch, &geometry, &input))?;
+        // Beyond the default per-block size a kernel must opt in.
+        if smem as usize > device.smem_per_block {
+            function
+                .set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
+                .map_err(cuda("cuFuncSetAttribute"))?;
+        }
+        let blocks_per_sm =
+            function.occupancy_max_active_blocks_per_multiprocessor(threads, smem as usize, None).map_err(cuda("occupancy query"))?;
+        anyhow::ensure!(blocks_per_sm > 0, "the Viterbi kernel for this code and tile does not fit on {}", device.name);
+        let resident_tiles = blocks_per_sm as usize * threads as usize * device.sms as usize;
+        let registers = function.num_regs().map_err(cuda("cuFuncGetAttribute"))?;
+        Ok(Self { function, threads, smem, ring_global, geometry, input, resident_tiles, registers, device, group: tile.group })
+    }
+
+    /// Bytes of global survivor rings a launch of `tiles` tiles needs (a
+    /// ring per thread of every block launched; none with shared rings).
+    pub fn ring_bytes(&self, tiles: usize) -> usize {
+        if self.ring_global { tiles.div_ceil(self.threads as usize) * self.threads as usize * self.geometry.ring_bytes } else { 0 }
+    }
+
+    /// Launch over `tiles` tiles on `stream`: tile t of unit u = t / group
+    /// reads its LLRs from `llr` + u · `pitch_bytes` + (t mod group) · the
+    /// tile's bytes and writes ⌈f/32⌉ words at `out` + t · those words;
+    /// `ring` holds [`Self::ring_bytes`] of `tiles`.
+    pub fn launch(&self, stream: sys::CUstream, llr: sys::CUdeviceptr, pitch_bytes: usize, tiles: usize, out: sys::CUdeviceptr, ring: sys::CUdeviceptr) -> anyhow::Result<()> {
+        let tiles = u32::try_from(tiles).map_err(|_| anyhow::anyhow!("{tiles} tiles in one launch; at most {}", u32::MAX))?;
         let blocks = tiles.div_ceil(self.threads);
-        let mut llr = slot.input.ptr();
-        let mut pitch = pitch_bytes as u64;
-        let mut count = tiles;
-        let mut out = slot.output.ptr();
-        let mut ring: sys::CUdeviceptr = slot.aux.first().map_or(0, |r| r.ptr());
+        let (mut llr, mut pitch, mut count, mut out, mut ring) = (llr, pitch_bytes as u64, tiles, out, ring);
         let mut params: [*mut c_void; 5] = [
             (&mut llr as *mut sys::CUdeviceptr).cast(),
             (&mut pitch as *mut u64).cast(),
@@ -175,10 +237,16 @@ impl Launcher<'_> {
             (&mut out as *mut sys::CUdeviceptr).cast(),
             (&mut ring as *mut sys::CUdeviceptr).cast(),
         ];
-        // SAFETY: the parameters match the kernel's signature; the buffers hold
-        // `units` units at `pitch` plus the kernel's over-read, ⌈f/32⌉ output
-        // words per tile, and (global rings) a ring per thread of every block launched.
-        unsafe { result::launch_kernel(self.f.cu_function(), (blocks.max(1), 1, 1), (self.threads, 1, 1), self.smem, stream, &mut params) }
+        // SAFETY: the parameters match the kernel's signature; the caller's
+        // buffers hold the tiles' LLRs plus the kernel's over-read, ⌈f/32⌉
+        // output words per tile, and (global rings) `ring_bytes(tiles)`.
+        unsafe { result::launch_kernel(self.function.cu_function(), (blocks.max(1), 1, 1), (self.threads, 1, 1), self.smem, stream, &mut params) }
             .map_err(cuda("Viterbi kernel launch"))
+    }
+
+    /// [`Self::launch`] over the `units` units of a pipeline slot.
+    pub fn run_slot(&self, stream: sys::CUstream, slot: &SlotBuffers, pitch_bytes: usize, units: usize) -> anyhow::Result<()> {
+        let ring = slot.aux.first().map_or(0, |r| r.ptr());
+        self.launch(stream, slot.input.ptr(), pitch_bytes, units * self.group, slot.output.ptr(), ring)
     }
 }

@@ -5,22 +5,22 @@
 
 mod bench;
 mod kernel;
+mod link;
 
 pub use bench::{BENCH_EBN0_DB, GpuBenchOptions, bench_viterbi};
 pub use kernel::{DEFAULT_MIN_BLOCKS_GLOBAL_I8, compile_viterbi_kernel};
+pub use link::{DeviceConvLink, compile_conv_link_kernels};
 
 use super::backend::{BackendOptions, Choice, select};
-use super::compile::kernel;
 use super::staging::stage_units;
-use super::device::{DeviceInfo, context, cuda, device_error, info_of};
+use super::device::{context, cuda, device_error};
 use super::pipeline::{BatchSplit, MAX_BATCH_BYTES, Pipeline, PipelineOptions, SlotSize, default_batch_units, par_unpack};
 use crate::codes::conv::{CpuViterbi, DepuncturedUnits, PuncturePattern, TileConfig, Trellis, ViterbiLlr, ViterbiMode};
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
 use crate::codes::error::CodeResult;
 use crate::codes::llr::{Llr, LlrType, all_finite};
 use crate::codes::packed::units_to_msb_bytes;
-use cudarc::driver::{CudaFunction, sys};
-use kernel::{Geometry, Input, Launch, Launcher};
+use kernel::ViterbiKernel;
 use std::sync::Arc;
 
 /// Where the kernel keeps each tile's survivor decisions.
@@ -82,12 +82,7 @@ pub struct ViterbiTuning {
 pub struct GpuViterbi<T: Llr> {
     tile: TileConfig,
     shape: [UnitShape; 1],
-    function: CudaFunction,
-    threads: u32,
-    smem: u32,
-    ring_global: bool,
-    resident_tiles: usize,
-    registers: i32,
+    kernel: ViterbiKernel,
     /// Survivor rings in global memory live in the pipeline's first auxiliary buffer.
     pipe: Pipeline<T, u32>,
     /// Output: each tile's bits packed in `out_words` words.
@@ -96,8 +91,6 @@ pub struct GpuViterbi<T: Llr> {
     batch_units: usize,
     /// Units of each batch in flight.
     units: std::collections::VecDeque<usize>,
-    device: DeviceInfo,
-    input: Input,
     /// Hand bits packed ([`BatchDecoder::pack_bits`]).
     packed_out: bool,
 }
@@ -108,53 +101,15 @@ impl<T: Llr> GpuViterbi<T> {
     /// allocate the pipeline.
     pub fn new(trellis: Arc<Trellis>, tile: TileConfig, punctured: Option<&PuncturePattern>, pipeline: &PipelineOptions, tuning: ViterbiTuning) -> anyhow::Result<Self> {
         pipeline.validate()?;
-        let input = Input::new(&trellis, &tile, punctured)?;
         let ctx = context(pipeline.device)?;
         ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
-        let device = info_of(&ctx)?;
         let llr_bytes = size_of::<T>();
-        let geometry = Geometry::new(&trellis, &tile, llr_bytes, &input);
-        // The rings of a shared-ring block must fit the opt-in size of one
-        // block (the driver's reservation is not part of that limit), and
-        // Auto wants eight such blocks, each with the driver's reservation,
-        // on an SM.
-        let block_rings = Launch::new(false, T::TYPE, tuning.min_blocks_per_sm).threads as usize * geometry.ring_bytes;
-        let ring_global = match tuning.survivors {
-            SurvivorMemory::Global => true,
-            SurvivorMemory::Shared => {
-                anyhow::ensure!(
-                    block_rings <= device.smem_per_block_optin,
-                    "the survivor rings of a block, {block_rings} bytes ({} per tile), do not fit the {} bytes of shared memory a block of {} may have; use global memory",
-                    geometry.ring_bytes,
-                    device.smem_per_block_optin,
-                    device.name
-                );
-                false
-            }
-            SurvivorMemory::Auto => 8 * (block_rings + device.smem_reserved_per_block) > device.smem_per_sm,
-        };
-        let launch = Launch::new(ring_global, T::TYPE, tuning.min_blocks_per_sm);
-        let threads = launch.threads;
-        let smem = if ring_global { 0 } else { threads as usize * geometry.ring_bytes } as u32;
-        let defines = kernel::defines(&trellis, &tile, T::TYPE, launch, &geometry, &input);
-        let function = kernel(&ctx, "conv.cu", "viterbi_tiles", &defines)?;
-        // Beyond the default per-block size a kernel must opt in.
-        if smem as usize > device.smem_per_block {
-            function
-                .set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
-                .map_err(cuda("cuFuncSetAttribute"))?;
-        }
-        let blocks_per_sm =
-            function.occupancy_max_active_blocks_per_multiprocessor(threads, smem as usize, None).map_err(cuda("occupancy query"))?;
-        anyhow::ensure!(blocks_per_sm > 0, "the Viterbi kernel for this code and tile does not fit on {}", device.name);
-        let resident_tiles = blocks_per_sm as usize * threads as usize * device.sms as usize;
-        let registers = function.num_regs().map_err(cuda("cuFuncGetAttribute"))?;
-
-        let shape = UnitShape::exact(input.unit_llrs, tile.unit_bits());
+        let k = ViterbiKernel::new(&ctx, &trellis, &tile, punctured, T::TYPE, tuning)?;
+        let shape = UnitShape::exact(k.input.unit_llrs, tile.unit_bits());
         // Units start on 16-byte boundaries so that the kernel's vector loads line up.
         let pitch = (shape.items * llr_bytes).div_ceil(16) * 16 / llr_bytes;
         let batch_units = match pipeline.batch_units {
-            0 => default_batch_units(resident_tiles, tile.group),
+            0 => default_batch_units(k.resident_tiles, tile.group),
             n => n,
         };
         let in_bytes = batch_units.checked_mul(pitch * llr_bytes).filter(|&b| b <= MAX_BATCH_BYTES);
@@ -166,40 +121,23 @@ impl<T: Llr> GpuViterbi<T> {
         let tiles = batch_units * tile.group;
         let size = SlotSize {
             in_items: batch_units * pitch,
-            dev_in_bytes: batch_units * pitch * llr_bytes + geometry.overread,
+            dev_in_bytes: batch_units * pitch * llr_bytes + k.geometry.overread,
             out_items: tiles * tile.f.div_ceil(32),
-            aux_bytes: if ring_global { vec![tiles.div_ceil(threads as usize) * threads as usize * geometry.ring_bytes] } else { Vec::new() },
+            aux_bytes: if k.ring_global { vec![k.ring_bytes(tiles)] } else { Vec::new() },
             status_words: 0,
         };
         let pipe = Pipeline::new(&ctx, pipeline, size)?;
-        Ok(Self {
-            tile,
-            shape: [shape],
-            function,
-            threads,
-            smem,
-            ring_global,
-            resident_tiles,
-            registers,
-            pipe,
-            out_words: tile.f.div_ceil(32),
-            pitch,
-            batch_units,
-            units: Default::default(),
-            device,
-            input,
-            packed_out: false,
-        })
+        Ok(Self { tile, shape: [shape], kernel: k, pipe, out_words: tile.f.div_ceil(32), pitch, batch_units, units: Default::default(), packed_out: false })
     }
 
     /// Tiles the device runs at once (one per resident thread).
     pub fn resident_tiles(&self) -> usize {
-        self.resident_tiles
+        self.kernel.resident_tiles
     }
 
     /// Whether survivor decisions live in global memory.
     pub fn ring_global(&self) -> bool {
-        self.ring_global
+        self.kernel.ring_global
     }
 
     /// Time split of the batch collected last.
@@ -213,9 +151,9 @@ impl<T: Llr> GpuViterbi<T> {
     pub fn time_kernel(&mut self, batch: &Batch<'_, T>, reps: usize) -> anyhow::Result<f64> {
         let units = check_batch(batch, &self.shape, self.limit())?;
         let (pitch, unit_len) = (self.pitch, self.shape[0].items);
-        let launch = Launcher { f: &self.function, threads: self.threads, smem: self.smem, group: self.tile.group };
+        let k = &self.kernel;
         self.pipe.time_launches(units, pitch, |host, r| stage_units(host, batch, unit_len, pitch, r), reps, |s, slot| {
-            launch.run(s, slot, pitch * size_of::<T>(), units)
+            k.run_slot(s, slot, pitch * size_of::<T>(), units)
         })
     }
 }
@@ -236,7 +174,7 @@ impl<T: Llr> BatchDecoder<T> for GpuViterbi<T> {
     fn submit(&mut self, batch: &Batch<'_, T>) -> CodeResult<()> {
         let units = check_batch(batch, &self.shape, self.limit())?;
         let (pitch, unit_len) = (self.pitch, self.shape[0].items);
-        let launch = Launcher { f: &self.function, threads: self.threads, smem: self.smem, group: self.tile.group };
+        let k = &self.kernel;
         self.pipe
             .submit(
                 units,
@@ -244,7 +182,7 @@ impl<T: Llr> BatchDecoder<T> for GpuViterbi<T> {
                 |host, r| stage_units(host, batch, unit_len, pitch, r),
                 units * self.tile.group * self.out_words,
                 0,
-                |s, slot| launch.run(s, slot, pitch * size_of::<T>(), units),
+                |s, slot| k.run_slot(s, slot, pitch * size_of::<T>(), units),
             )
             .map_err(device_error)?;
         self.units.push_back(units);
@@ -264,9 +202,9 @@ impl<T: Llr> BatchDecoder<T> for GpuViterbi<T> {
         if T::TYPE == LlrType::F32 && !all_finite(region) {
             batch.check_finite(0..units)?;
         }
-        let launch = Launcher { f: &self.function, threads: self.threads, smem: self.smem, group: self.tile.group };
+        let k = &self.kernel;
         let out_len = units * self.tile.group * self.out_words;
-        let sent = self.pipe.submit_registered(region, out_len, 0, |s, slot| launch.run(s, slot, stride * size_of::<T>(), units)).map_err(device_error)?;
+        let sent = self.pipe.submit_registered(region, out_len, 0, |s, slot| k.run_slot(s, slot, stride * size_of::<T>(), units)).map_err(device_error)?;
         if !sent {
             return self.submit(batch).map(|()| false);
         }
@@ -319,16 +257,17 @@ impl<T: Llr> BatchDecoder<T> for GpuViterbi<T> {
     }
 
     fn describe(&self) -> String {
-        let (major, minor) = self.device.compute_capability;
+        let k = &self.kernel;
+        let (major, minor) = k.device.compute_capability;
         format!(
             "gpu {} ({}, sm_{major}{minor}, {} LLRs{}, survivors in {} memory, {} regs, {} tiles resident, {} tiles/batch, {} slots, {} host threads)",
-            self.device.index,
-            self.device.name,
+            k.device.index,
+            k.device.name,
             T::NAME,
-            if self.input.pattern.is_identity() { String::new() } else { format!(" punctured '{}', depunctured on load", self.input.pattern) },
-            if self.ring_global { "global" } else { "shared" },
-            self.registers,
-            self.resident_tiles,
+            if k.input.pattern.is_identity() { String::new() } else { format!(" punctured '{}', depunctured on load", k.input.pattern) },
+            if k.ring_global { "global" } else { "shared" },
+            k.registers,
+            k.resident_tiles,
             self.batch_units * self.tile.group,
             self.pipe.depth(),
             self.pipe.host_threads(),

@@ -1,0 +1,217 @@
+//! The family-independent half of the device link simulators: the kernels of
+//! `kernels/link.cu` (information bits by counter, decoded bits compared with
+//! them as error counts per frame, the sum of those counts) and the batch
+//! slots that carry a batch's counts back to a [`Tally`]. A family's device
+//! link adds its encoder and channel kernel and its decoder between
+//! [`CountSlot::bits`] and [`CountSlot::count`].
+//!
+//! Only the sums cross PCIe: four numbers a batch, and every frame's count
+//! only for the batch in which a stop rule falls ([`Tally::add_summary`]).
+
+use super::compile::kernels;
+use super::device::cuda;
+use super::memory::{DeviceBuf, Event, PinnedBuf};
+use crate::codes::sim::{FrameSummary, Tally};
+use cudarc::driver::{CudaContext, CudaFunction, result, sys};
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// Threads per block of the link kernels.
+const THREADS: u32 = 256;
+
+/// The Philox key of a 64-bit seed, as `GaussianNoise::new` takes it.
+pub(crate) fn key(seed: u64) -> [u32; 2] {
+    [seed as u32, (seed >> 32) as u32]
+}
+
+/// Launch `f` over `items` threads (256 a block) on `stream` with `params`.
+///
+/// # Safety
+/// `params` must point at values matching `f`'s signature, and every buffer
+/// they name must be large enough for `items` threads.
+pub(crate) unsafe fn launch(f: &CudaFunction, items: u64, stream: sys::CUstream, params: &mut [*mut c_void], what: &'static str) -> anyhow::Result<()> {
+    let blocks = u32::try_from(items.div_ceil(u64::from(THREADS))).map_err(|_| anyhow::anyhow!("{items} threads in one launch of {what}"))?;
+    // SAFETY: as the caller promises.
+    unsafe { result::launch_kernel(f.cu_function(), (blocks.max(1), 1, 1), (THREADS, 1, 1), 0, stream, params) }.map_err(cuda(what))
+}
+
+/// The kernels of `link.cu` on one device.
+pub(crate) struct LinkKernels {
+    bits: CudaFunction,
+    count: CudaFunction,
+    summary: CudaFunction,
+    normals: CudaFunction,
+}
+
+impl LinkKernels {
+    pub(crate) fn new(ctx: &Arc<CudaContext>) -> anyhow::Result<Self> {
+        let mut f = kernels(ctx, "link.cu", &["link_bits", "link_count", "link_summary", "link_normals"], &[])?.into_iter();
+        let mut next = || f.next().expect("four kernels");
+        Ok(Self { bits: next(), count: next(), summary: next(), normals: next() })
+    }
+}
+
+/// Where a batch's decoded bits lie, for [`CountSlot::count`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DecodedTiles {
+    /// Decoded words: `tiles` runs of `f` bits in `words` words each.
+    pub ptr: sys::CUdeviceptr,
+    pub tiles: usize,
+    pub f: usize,
+    pub words: usize,
+    /// Stream position of the first decoded bit.
+    pub first_bit: i64,
+}
+
+/// One batch in flight: its information bits, its per-frame error counts and
+/// their sum, and the event that says they are ready.
+pub(crate) struct CountSlot {
+    info: DeviceBuf,
+    counts: DeviceBuf,
+    summary: DeviceBuf,
+    host: PinnedBuf<u64>,
+    done: Event,
+    /// Stream position of the first information bit held (a multiple of 128).
+    info_first: i64,
+    /// The counted range and its frames.
+    range: (i64, i64),
+    frames: u64,
+}
+
+impl CountSlot {
+    /// Room for `info_words` information words and `frames` frame counts.
+    pub(crate) fn new(ctx: &Arc<CudaContext>, info_words: usize, frames: usize) -> anyhow::Result<Self> {
+        Ok(Self {
+            info: DeviceBuf::new(ctx, info_words * 4)?,
+            counts: DeviceBuf::new(ctx, frames * 4)?,
+            summary: DeviceBuf::new(ctx, 4 * 8)?,
+            host: PinnedBuf::new(ctx, 4, false)?,
+            done: Event::new(ctx)?,
+            info_first: 0,
+            range: (0, 0),
+            frames: 0,
+        })
+    }
+
+    /// Frame counts the slot holds.
+    pub(crate) fn frame_room(&self) -> usize {
+        self.counts.bytes() / 4
+    }
+
+    /// Information words the slot holds.
+    pub(crate) fn info_room(&self) -> usize {
+        self.info.bytes() / 4
+    }
+
+    /// Generate the information bits of stream positions `from .. to` (and
+    /// the rest of their words) under `bits_key`, on `stream`: `from` is
+    /// rounded down to a multiple of 128 and 64 more before, so that an
+    /// encoder reading back K ≤ 64 bits and the comparison's funnel shifts
+    /// stay inside. Returns the position of the first bit held.
+    pub(crate) fn bits(&mut self, k: &LinkKernels, stream: sys::CUstream, from: i64, to: i64, bits_key: [u32; 2]) -> anyhow::Result<i64> {
+        let first = (from - 64).div_euclid(128) * 128;
+        let words = (to + 64 - first + 31) as usize / 32;
+        anyhow::ensure!(words <= self.info_room(), "{words} information words in a slot of {}", self.info_room());
+        self.info_first = first;
+        let (mut ptr, mut first_word, mut n, [mut k0, mut k1]) = (self.info.ptr(), first / 32, words as u32, bits_key);
+        let mut p: [*mut c_void; 5] = [
+            (&mut ptr as *mut sys::CUdeviceptr).cast(),
+            (&mut first_word as *mut i64).cast(),
+            (&mut n as *mut u32).cast(),
+            (&mut k0 as *mut u32).cast(),
+            (&mut k1 as *mut u32).cast(),
+        ];
+        // SAFETY: link_bits(u32*, long long, u32, u32, u32); `words` words fit.
+        unsafe { launch(&k.bits, words as u64, stream, &mut p, "information bits kernel") }?;
+        Ok(first)
+    }
+
+    /// Device address of the information words (bit 0 at [`Self::bits`]'s position).
+    pub(crate) fn info_ptr(&self) -> sys::CUdeviceptr {
+        self.info.ptr()
+    }
+
+    /// Compare `dec` with the information bits over stream positions `a ..
+    /// b` in frames of `frame_bits`, sum the counts and start their copy
+    /// home; [`Self::collect`] waits for them.
+    pub(crate) fn count(&mut self, k: &LinkKernels, stream: sys::CUstream, dec: DecodedTiles, a: i64, b: i64, frame_bits: usize) -> anyhow::Result<()> {
+        let fb = frame_bits as i64;
+        let frames = ((b - 1).div_euclid(fb) - a.div_euclid(fb) + 1) as usize;
+        anyhow::ensure!(frames <= self.frame_room(), "{frames} frames in a slot of {}", self.frame_room());
+        self.range = (a, b);
+        self.frames = frames as u64;
+        // SAFETY: device buffers of at least these sizes, owned by self.
+        unsafe {
+            result::memset_d8_async(self.counts.ptr(), 0, frames * 4, stream).map_err(cuda("cuMemsetD8Async"))?;
+            result::memset_d8_async(self.summary.ptr(), 0, 32, stream).map_err(cuda("cuMemsetD8Async"))?;
+        }
+        let (mut dp, mut tiles, mut f, mut words, mut first_bit) = (dec.ptr, dec.tiles as u32, dec.f as u32, dec.words as u32, dec.first_bit);
+        let (mut info, mut info_first, mut a, mut b, mut fb, mut counts) = (self.info.ptr(), self.info_first, a, b, fb, self.counts.ptr());
+        let mut p: [*mut c_void; 11] = [
+            (&mut dp as *mut sys::CUdeviceptr).cast(),
+            (&mut tiles as *mut u32).cast(),
+            (&mut f as *mut u32).cast(),
+            (&mut words as *mut u32).cast(),
+            (&mut first_bit as *mut i64).cast(),
+            (&mut info as *mut sys::CUdeviceptr).cast(),
+            (&mut info_first as *mut i64).cast(),
+            (&mut a as *mut i64).cast(),
+            (&mut b as *mut i64).cast(),
+            (&mut fb as *mut i64).cast(),
+            (&mut counts as *mut sys::CUdeviceptr).cast(),
+        ];
+        // SAFETY: link_count's signature; the caller's tiles and this slot's
+        // information words cover the range, the counts its frames.
+        unsafe { launch(&k.count, (dec.tiles * dec.words) as u64, stream, &mut p, "error count kernel") }?;
+        let (mut counts, mut n, mut out) = (self.counts.ptr(), frames as u32, self.summary.ptr());
+        let mut p: [*mut c_void; 3] = [(&mut counts as *mut sys::CUdeviceptr).cast(), (&mut n as *mut u32).cast(), (&mut out as *mut sys::CUdeviceptr).cast()];
+        // SAFETY: link_summary(const u32*, u32, u64*): `frames` counts, four sums.
+        unsafe { launch(&k.summary, frames as u64, stream, &mut p, "error sum kernel") }?;
+        // SAFETY: four u64 into pinned memory this slot owns; read only after `done`.
+        unsafe { result::memcpy_dtoh_async(self.host.as_mut_slice(), self.summary.ptr(), stream) }.map_err(cuda("cuMemcpyDtoHAsync"))?;
+        self.done.record(stream)
+    }
+
+    /// Wait for the counts of [`Self::count`] and add them to `tally`
+    /// (every frame's count is fetched only if a stop rule falls inside).
+    pub(crate) fn collect(&mut self, tally: &mut Tally) -> anyhow::Result<()> {
+        self.done.wait()?;
+        let h = self.host.as_slice();
+        let summary = FrameSummary { frames: self.frames, first: h[2] as u32, last: h[3] as u32, inner_errors: h[0], inner_error_frames: h[1] };
+        let (a, b) = self.range;
+        let counts = &self.counts;
+        let frames = self.frames as usize;
+        tally.add_summary((b - a) as u64, &summary, || -> anyhow::Result<Vec<u32>> {
+            let mut all = vec![0u32; frames];
+            // SAFETY: `frames` counts written by the finished batch.
+            unsafe { result::memcpy_dtoh_sync(&mut all, counts.ptr()) }.map_err(cuda("cuMemcpyDtoH"))?;
+            Ok(all)
+        })?;
+        Ok(())
+    }
+}
+
+/// The device's standard normals of samples `first .. first + n` of the
+/// noise of `seed` (the `GaussianNoise` recipe), on GPU `device`: what the
+/// tests hold against the host's noise bit for bit.
+pub fn device_normals(device: usize, seed: u64, first: u64, n: usize) -> anyhow::Result<Vec<f32>> {
+    let ctx = super::device::context(device)?;
+    let k = LinkKernels::new(&ctx)?;
+    let buf = DeviceBuf::new(&ctx, n * 4)?;
+    let stream = ctx.default_stream();
+    let (mut z, mut first, mut count, [mut k0, mut k1]) = (buf.ptr(), first, n as u32, key(seed));
+    let mut p: [*mut c_void; 5] = [
+        (&mut z as *mut sys::CUdeviceptr).cast(),
+        (&mut first as *mut u64).cast(),
+        (&mut count as *mut u32).cast(),
+        (&mut k0 as *mut u32).cast(),
+        (&mut k1 as *mut u32).cast(),
+    ];
+    // SAFETY: link_normals(float*, u64, u32, u32, u32) over `n` floats.
+    unsafe { launch(&k.normals, n as u64, stream.cu_stream(), &mut p, "normals kernel") }?;
+    let mut out = vec![0f32; n];
+    stream.synchronize().map_err(cuda("cuStreamSynchronize"))?;
+    // SAFETY: `n` floats written above.
+    unsafe { result::memcpy_dtoh_sync(&mut out, buf.ptr()) }.map_err(cuda("cuMemcpyDtoH"))?;
+    Ok(out)
+}
