@@ -172,6 +172,11 @@ impl CountSlot {
         self.done.record(stream)
     }
 
+    /// Wait for the batch queued by [`Self::count`] without counting it.
+    pub(crate) fn wait(&self) -> anyhow::Result<()> {
+        self.done.wait()
+    }
+
     /// Wait for the counts of [`Self::count`] and add them to `tally`
     /// (every frame's count is fetched only if a stop rule falls inside).
     pub(crate) fn collect(&mut self, tally: &mut Tally) -> anyhow::Result<()> {

@@ -468,6 +468,18 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
         Ok(slot.done[0].ms_to(&slot.done[1])? as f64 / reps.max(1) as f64)
     }
 
+    /// Queue `work` on slot `i`'s stream with its buffers, for input made on
+    /// the device (a device link): nothing is staged or copied; `work`
+    /// writes the input, launches and reads the output itself. Needs an
+    /// empty pipeline.
+    pub(crate) fn resident<R>(&mut self, i: usize, work: impl FnOnce(sys::CUstream, &SlotBuffers) -> anyhow::Result<R>) -> anyhow::Result<R> {
+        anyhow::ensure!(self.in_flight == 0, "device-made input needs an idle pipeline");
+        anyhow::ensure!(i < self.slots.len(), "slot {i} of {}", self.slots.len());
+        self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
+        let slot = &self.slots[i];
+        work(slot.stream.cu_stream(), &slot.buffers())
+    }
+
     /// Time split of the batch collected last.
     pub(crate) fn last_split(&self) -> BatchSplit {
         self.last

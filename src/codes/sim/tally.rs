@@ -211,6 +211,12 @@ impl Tally {
         true
     }
 
+    /// Bits the stop rule still lets be counted before `max_bits` (all,
+    /// without a rule).
+    pub fn room(&self) -> u64 {
+        self.stop.map_or(u64::MAX, |s| s.max_bits.saturating_sub(self.point.bits))
+    }
+
     /// Bits of the frame in progress.
     pub fn in_frame(&self) -> usize {
         self.in_frame

@@ -10,6 +10,7 @@ use crate::codes::decode::{Batch, BatchDecoder, Decoded};
 use crate::codes::encode::Encoder;
 use crate::codes::error::{CodeResult, invalid};
 use crate::codes::llr::{Llr, LlrType};
+use crate::codes::bits::BitSource;
 use crate::codes::sim::{Link, Tally, Transmitter, noise_seed};
 
 /// The chain's blocks (every bit of a code block an information bit, at
@@ -45,6 +46,8 @@ use crate::codes::sim::{Link, Tally, Transmitter, noise_seed};
 pub struct TurboLink<T: Llr> {
     chain: TurboChain,
     decoder: Box<dyn BatchDecoder<T>>,
+    /// Bits from [`BitSource::counter`] instead of [`BitSource::new`].
+    counter_bits: bool,
     point: Option<PointState<T>>,
 }
 
@@ -76,7 +79,15 @@ impl<T: Llr> TurboLink<T> {
                 chain.config().max_star.name()
             ));
         }
-        Ok(Self { chain: chain.clone(), decoder, point: None })
+        Ok(Self { chain: chain.clone(), decoder, counter_bits: false, point: None })
+    }
+
+    /// Draw the bits by counter, as the device link simulator does
+    /// (`gpu::DeviceTurboLink`): with the same seed and decoder model, this
+    /// link is that simulator's host model and counts the same errors.
+    pub fn with_counter_bits(mut self) -> Self {
+        self.counter_bits = true;
+        self
     }
 }
 
@@ -85,7 +96,8 @@ impl<T: Llr> Link for TurboLink<T> {
         let rate = self.chain.rate();
         let quantizer = Quantizer::matched(noise_variance(ebn0_db, rate)?)?;
         let channel = BpskAwgn::with_quantizer(ebn0_db, rate, noise_seed(seed), quantizer)?;
-        let tx = Transmitter::new(seed, self.chain.encoder(), channel);
+        let source = if self.counter_bits { BitSource::counter(seed) } else { BitSource::new(seed) };
+        let tx = Transmitter::with_source(source, self.chain.encoder(), channel);
         self.point = Some(PointState { tx, reference: Vec::new(), received: Vec::new(), decoded: Decoded::default() });
         Ok(())
     }

@@ -15,7 +15,7 @@ use crate::codes::llr::{Llr, LlrType};
 use crate::codes::settings::Settings;
 use crate::codes::sim::{EBN0, Link};
 use crate::codes::turbo::{self, MaxStar, Sent, TurboChain, TurboLink, TurboSettings};
-use crate::gpu::{BackendOptions, Choice, turbo_decoder};
+use crate::gpu::{BackendOptions, Choice, DeviceTurboLink, turbo_decoder};
 use std::any::Any;
 
 /// The family.
@@ -108,5 +108,16 @@ impl FamilyChain for TurboChain {
             LlrType::I8 => link::<i8>(self, options),
             LlrType::F32 => link::<f32>(self, options),
         }
+    }
+
+    fn device_link(&self, llr: LlrType, options: &BackendOptions) -> Option<anyhow::Result<Box<dyn Link>>> {
+        fn link<T: Llr>(chain: &TurboChain, device: usize) -> anyhow::Result<Box<dyn Link>> {
+            Ok(Box::new(DeviceTurboLink::<T>::new(chain, device)?))
+        }
+        let device = options.pipeline.device;
+        Some(match llr {
+            LlrType::I8 => link::<i8>(self, device),
+            LlrType::F32 => link::<f32>(self, device),
+        })
     }
 }

@@ -9,15 +9,17 @@
 
 mod bench;
 mod kernel;
+mod link;
 
 pub use bench::bench_turbo;
 pub use kernel::{TurboTuning, compile_turbo_kernel};
+pub use link::{DeviceTurboLink, compile_turbo_link_kernel};
 
 use super::backend::{BackendOptions, Choice, select};
 use super::compile::kernels;
 use super::device::{DeviceInfo, context, cuda, device_error, info_of};
 use super::memory::DeviceBuf;
-use super::pipeline::{BatchSplit, MAX_BATCH_BYTES, Pipeline, PipelineOptions, SlotSize, default_batch_units, par_unpack};
+use super::pipeline::{BatchSplit, MAX_BATCH_BYTES, Pipeline, PipelineOptions, SlotBuffers, SlotSize, default_batch_units, par_unpack};
 use super::staging::{stage_each, stage_units};
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
 use crate::codes::error::CodeResult;
@@ -321,6 +323,51 @@ impl<T: Llr> GpuTurbo<T> {
         let (n, pitch, rate_matched) = (self.code.coded_len(), self.pitch, self.dematch.is_some());
         let launcher = launcher::<T>(&self.functions, &self.geometry, &self.cfg, self.inv_scale, &self.tables, self.fused, self.kernel_i8, self.dematch.as_ref(), pitch);
         self.pipe.time_launches(units, pitch, |host, r| stage(host, batch, n, pitch, rate_matched, r), reps, |s, slot| launcher.run(s, slot, n, units))
+    }
+}
+
+impl<T: Llr> GpuTurbo<T> {
+    /// Blocks in one batch.
+    pub(crate) fn batch_units(&self) -> usize {
+        self.batch_units
+    }
+
+    /// Output words per block (the packed bits, least significant first).
+    pub(crate) fn out_words(&self) -> usize {
+        self.geometry.words
+    }
+
+    /// Slots of the pipeline.
+    pub(crate) fn slots(&self) -> usize {
+        self.pipe.depth()
+    }
+
+    /// Device Π, the interleaver (K words).
+    pub(crate) fn permutation_ptr(&self) -> sys::CUdeviceptr {
+        self.tables.ptr()
+    }
+
+    /// Queue work on slot `i` with input made on the device (a device
+    /// link): `work(stream, slot, decode)` writes units of the 3K + 4m
+    /// layout at that pitch into `slot.input`, calls `decode(blocks)` to
+    /// queue their decoding (hard bits into `slot.output`, iterations into
+    /// `slot.status`, which it zeroes), and reads them. Not for rate-matched
+    /// units; needs no batch in flight.
+    pub(crate) fn resident<R>(&mut self, i: usize, work: impl FnOnce(sys::CUstream, &SlotBuffers, &dyn Fn(usize) -> anyhow::Result<()>) -> anyhow::Result<R>) -> anyhow::Result<R> {
+        anyhow::ensure!(self.dematch.is_none() && !self.soft, "device-made input is the plain layout, decoded to hard bits");
+        let n = self.code.coded_len();
+        let launcher = launcher::<T>(&self.functions, &self.geometry, &self.cfg, self.inv_scale, &self.tables, self.fused, self.kernel_i8, None, n);
+        let limit = self.batch_units;
+        self.pipe.resident(i, |s, slot| {
+            let decode = |blocks: usize| -> anyhow::Result<()> {
+                anyhow::ensure!(blocks <= limit, "{blocks} blocks in a batch of {limit}");
+                let status = slot.status.ok_or_else(|| anyhow::anyhow!("turbo slot without status words"))?;
+                // SAFETY: the slot's status words, one per block of a batch.
+                unsafe { result::memset_d8_async(status.ptr(), 0, 4 * blocks, s) }.map_err(cuda("cuMemsetD8Async"))?;
+                launcher.run(s, slot, n, blocks)
+            };
+            work(s, slot, &decode)
+        })
     }
 }
 
