@@ -1,7 +1,10 @@
 //! GNU Radio itself on one side of a split chain: a GNU Radio flowgraph
-//! (`tests/gnuradio/push_llrs.py`) pushes a file of i8 LLRs over gr-zeromq's
-//! push_sink, `flowgraphs/split_decoder.toml` pulls and decodes them, and the
-//! bits and BER are those gpufec decodes from the same file in one process.
+//! pushes i8 LLRs over gr-zeromq's push_sink and
+//! `flowgraphs/split_decoder.toml` pulls and decodes them. From a file of
+//! gpufec's LLRs (`tests/gnuradio/push_llrs.py`), the bits and BER are those
+//! gpufec decodes from the file; from GNU Radio's own encoder and noise
+//! (`tests/gnuradio/encode_push.py`), those gpufec decodes from the file GNU
+//! Radio wrote beside, and the BER is that of gpufec's own chain, within chance.
 //!
 //! Needs Debian's `gnuradio` (`scripts/setup-zmq.sh` installs it); says
 //! SKIPPED without it, and fails without it when `GPUFEC_GNURADIO=1`
@@ -9,19 +12,19 @@
 
 mod common;
 
-use common::{fresh_dir, gpufec, say};
+use common::{ber_line, finish_within, free_port, fresh_dir, gpufec, say};
 use std::io::Read;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// GNU Radio's Python, which Debian's packages install for.
 const PYTHON: &str = "/usr/bin/python3";
 
-fn have_gnuradio() -> bool {
+fn have_gnuradio(test: &str) -> bool {
     let found = Command::new(PYTHON).args(["-c", "from gnuradio import gr, blocks, zeromq"]).output().is_ok_and(|o| o.status.success());
     if !found {
         assert!(std::env::var("GPUFEC_GNURADIO").as_deref() != Ok("1"), "GPUFEC_GNURADIO=1 but GNU Radio's Python bindings do not import");
-        say("SKIPPED gnuradio_pushes_llrs_that_gpufec_decodes_as_from_a_file: GNU Radio is not installed (scripts/setup-zmq.sh installs it)");
+        say(&format!("SKIPPED {test}: GNU Radio is not installed (scripts/setup-zmq.sh installs it)"));
     }
     found
 }
@@ -33,71 +36,108 @@ fn ok(args: &[&str]) -> String {
     out
 }
 
-fn ber_line(out: &str) -> String {
-    out.lines().find(|l| l.starts_with("ber 'ber':")).unwrap_or_else(|| panic!("no BER line in {out}")).to_string()
+/// The bit errors a BER line counts.
+fn errors(line: &str) -> u64 {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = words.iter().position(|w| w.starts_with("errors")).expect("a BER line counts errors");
+    words[at - 1].parse().unwrap()
 }
 
-#[test]
-fn gnuradio_pushes_llrs_that_gpufec_decodes_as_from_a_file() {
-    if !have_gnuradio() {
-        return;
-    }
-    let d = fresh_dir("gnuradio", "push");
-    let path = |name: &str| d.join(name).display().to_string();
-    let (bits, llrs) = (path("bits.packed"), path("llrs.i8"));
-    let (from_file, from_gnuradio) = (path("file.packed"), path("gnuradio.packed"));
-    let total = "1000000";
-    let seed = "3";
-    ok(&["run", "flowgraphs/awgn_to_files.toml", "--set", &format!("vars.bits={bits}"), "--set", &format!("vars.llrs={llrs}"), "--set", &format!("source.total={total}"), "--set", &format!("vars.seed={seed}"), "--set", "vars.ebn0_db=3"]);
-    let file_run = ok(&["run", "flowgraphs/viterbi_file_ber.toml", "--backend", "cpu", "--set", &format!("vars.llrs={llrs}"), "--set", &format!("vars.bits={bits}"), "--set", &format!("vars.decoded={from_file}")]);
-
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let address = format!("tcp://127.0.0.1:{port}");
+/// Run GNU Radio's `script` (with `args`, its address last but for
+/// `after`) against `split_decoder.toml` pulling 2·`total` LLRs and counting
+/// against the bits of `seed`, writing the bits to `decoded`; the decoder's
+/// summary.
+fn decode_from_gnuradio(script: &str, args: &[&str], address: &str, after: &[&str], seed: &str, total: &str, decoded: &str) -> String {
     // gpufec connects and waits; GNU Radio binds and pushes. GNU Radio sends
-    // no end of stream: the decoder ends after the file's 2·10^6 LLRs.
+    // no end of stream: the decoder ends after 2·total LLRs.
+    let llrs = 2 * total.parse::<u64>().unwrap();
     let decoder = Command::new(env!("CARGO_BIN_EXE_gpufec"))
         .args(["run", "flowgraphs/split_decoder.toml", "--backend", "cpu"])
-        .args(["--set", &format!("vars.address={address}"), "--set", "pull.total=2000000", "--set", &format!("vars.seed={seed}")])
-        .args(["--set", &format!("vars.total={total}"), "--set", &format!("vars.decoded={from_gnuradio}")])
+        .args(["--set", &format!("vars.address={address}"), "--set", &format!("pull.total={llrs}"), "--set", &format!("vars.seed={seed}")])
+        .args(["--set", &format!("vars.total={total}"), "--set", &format!("vars.decoded={decoded}")])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut gnuradio = Command::new(PYTHON)
-        .args(["tests/gnuradio/push_llrs.py", &llrs, &address])
+        .arg(script)
+        .args(args)
+        .arg(address)
+        .args(after)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    let mut decoder = decoder;
-    while decoder.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(120) {
-            let _ = decoder.kill();
-            let _ = gnuradio.kill();
-            panic!("the decoder did not end within 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let dec = decoder.wait_with_output().unwrap();
+    let dec = finish_within(decoder, Duration::from_secs(120));
     // Its queue delivered: GNU Radio may close its socket now.
     drop(gnuradio.stdin.take());
     let gr_status = gnuradio.wait().unwrap();
-    let mut gr_out = String::new();
+    let (mut gr_out, mut gr_err) = (String::new(), String::new());
     gnuradio.stdout.take().unwrap().read_to_string(&mut gr_out).unwrap();
-    let mut gr_err = String::new();
     gnuradio.stderr.take().unwrap().read_to_string(&mut gr_err).unwrap();
     assert!(gr_status.success(), "GNU Radio's flowgraph failed: {gr_out}\n{gr_err}");
-    assert!(gr_out.contains("pushed 2000000 items"), "{gr_out}");
+    assert!(gr_out.contains(&format!("pushed {llrs} items")), "{gr_out}");
     say(gr_out.trim());
     let (out, err) = (String::from_utf8_lossy(&dec.stdout), String::from_utf8_lossy(&dec.stderr));
     assert!(dec.status.success(), "{out}\n{err}");
-    assert!(err.contains("block 'pull': received 2000000 items in"), "{err}");
+    assert!(err.contains(&format!("block 'pull': received {llrs} items in")), "{err}");
+    out.into_owned()
+}
 
-    assert!(std::fs::read(&from_gnuradio).unwrap() == std::fs::read(&from_file).unwrap(), "the bits decoded from GNU Radio's stream differ from those decoded from the file");
+fn free_address() -> String {
+    format!("tcp://127.0.0.1:{}", free_port())
+}
+
+/// Information bits and gpufec's LLRs for them (seed 3, 10^6 bits, 3 dB)
+/// in `d`, and the BER line of gpufec decoding its own LLR file.
+fn gpufec_files(d: &std::path::Path) -> (String, String, String) {
+    let path = |name: &str| d.join(name).display().to_string();
+    let (bits, llrs) = (path("bits.packed"), path("llrs.i8"));
+    ok(&["run", "flowgraphs/awgn_to_files.toml", "--set", &format!("vars.bits={bits}"), "--set", &format!("vars.llrs={llrs}"), "--set", "source.total=1000000", "--set", "vars.seed=3", "--set", "vars.ebn0_db=3"]);
+    let own = ber_line(&decode_file(&llrs, &bits, &path("own.packed")));
+    (bits, llrs, own)
+}
+
+/// `viterbi_file_ber.toml` on `llrs` against `bits`, the bits into `decoded`.
+fn decode_file(llrs: &str, bits: &str, decoded: &str) -> String {
+    ok(&["run", "flowgraphs/viterbi_file_ber.toml", "--backend", "cpu", "--set", &format!("vars.llrs={llrs}"), "--set", &format!("vars.bits={bits}"), "--set", &format!("vars.decoded={decoded}")])
+}
+
+#[test]
+fn gnuradio_pushes_llrs_that_gpufec_decodes_as_from_a_file() {
+    if !have_gnuradio("gnuradio_pushes_llrs_that_gpufec_decodes_as_from_a_file") {
+        return;
+    }
+    let d = fresh_dir("gnuradio", "push");
+    let (_, llrs, from_file) = gpufec_files(&d);
+    let decoded = d.join("gnuradio.packed").display().to_string();
+    let out = decode_from_gnuradio("tests/gnuradio/push_llrs.py", &[&llrs], &free_address(), &[], "3", "1000000", &decoded);
+    assert!(std::fs::read(&decoded).unwrap() == std::fs::read(d.join("own.packed")).unwrap(), "the bits decoded from GNU Radio's stream differ from those decoded from the file");
     let line = ber_line(&out);
-    assert_eq!(line, ber_line(&file_run));
-    assert!(!line.contains(" 0 errors"), "at 3 dB some bits are wrong, and both count the same: {line}");
-    say(&format!("GNU Radio → gpufec: {line}"));
+    assert_eq!(line, from_file);
+    assert!(errors(&line) > 0, "at 3 dB some bits are wrong, and both count the same: {line}");
+    say(&format!("GNU Radio's push_sink → gpufec: {line}"));
+}
+
+#[test]
+fn gnuradio_encodes_and_adds_noise_and_gpufec_decodes_as_its_own_chain() {
+    if !have_gnuradio("gnuradio_encodes_and_adds_noise_and_gpufec_decodes_as_its_own_chain") {
+        return;
+    }
+    let d = fresh_dir("gnuradio", "encode");
+    let (bits, _, own) = gpufec_files(&d);
+    let path = |name: &str| d.join(name).display().to_string();
+    let (gr_llrs, decoded) = (path("gr_llrs.i8"), path("gnuradio.packed"));
+    let out = decode_from_gnuradio("tests/gnuradio/encode_push.py", &[&bits, "3", "5"], &free_address(), &[&gr_llrs], "3", "1000000", &decoded);
+    // What came over ZeroMQ is what GNU Radio wrote to its file, decoded alike.
+    let from_file = decode_file(&gr_llrs, &bits, &path("gr_file.packed"));
+    assert!(std::fs::read(&decoded).unwrap() == std::fs::read(path("gr_file.packed")).unwrap(), "the bits decoded from GNU Radio's stream differ from those decoded from its file");
+    let line = ber_line(&out);
+    assert_eq!(line, ber_line(&from_file));
+    // GNU Radio's encoder is gpufec's code (a wrong one decodes to BER ½), and
+    // its noise at 3 dB costs what gpufec's own channel costs, within chance.
+    let (theirs, ours) = (errors(&line), errors(&own));
+    assert!(theirs > 0 && theirs * 2 > ours && theirs < ours * 2, "GNU Radio's chain: {line}; gpufec's: {own}");
+    say(&format!("GNU Radio's encoder and noise → gpufec: {line}; gpufec's own chain: {own}"));
 }

@@ -5,43 +5,19 @@
 
 mod common;
 
-use common::{fresh_dir, gpufec, refused};
+use common::{ber_line, finish_within as finish, free_port, fresh_dir, gpufec, refused};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
-
-/// A loopback port free a moment ago.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
+use std::time::Duration;
 
 fn start(args: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_gpufec")).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("gpufec starts")
-}
-
-/// The output of `child`, killed if it runs past `limit` (a test must not hang).
-fn finish(mut child: Child, limit: Duration) -> Output {
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let o = child.wait_with_output().unwrap();
-            panic!("gpufec ran past {limit:?}: {}", String::from_utf8_lossy(&o.stderr));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
 }
 
 fn ok(o: &Output) -> String {
     let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     assert!(o.status.success(), "{out}\n{err}");
     out.into_owned()
-}
-
-/// The line of the BER sink `ber` in a run's summary.
-fn ber_line(out: &str) -> String {
-    out.lines().find(|l| l.starts_with("ber 'ber':")).unwrap_or_else(|| panic!("no BER line in {out}")).to_string()
 }
 
 /// The single-process chain of the split files: bits → encoder → channel →
