@@ -5,6 +5,9 @@
 //! gpufec decodes from the file; from GNU Radio's own encoder and noise
 //! (`tests/gnuradio/encode_push.py`), those gpufec decodes from the file GNU
 //! Radio wrote beside, and the BER is that of gpufec's own chain, within chance.
+//! The other way, GNU Radio's pull_source (`tests/gnuradio/pull_llrs.py`)
+//! takes from `flowgraphs/split_frontend.toml` the LLRs gpufec writes to a
+//! file for the same seed, byte for byte.
 //!
 //! Needs Debian's `gnuradio` (`scripts/setup-zmq.sh` installs it); says
 //! SKIPPED without it, and fails without it when `GPUFEC_GNURADIO=1`
@@ -140,4 +143,36 @@ fn gnuradio_encodes_and_adds_noise_and_gpufec_decodes_as_its_own_chain() {
     let (theirs, ours) = (errors(&line), errors(&own));
     assert!(theirs > 0 && theirs * 2 > ours && theirs < ours * 2, "GNU Radio's chain: {line}; gpufec's: {own}");
     say(&format!("GNU Radio's encoder and noise → gpufec: {line}; gpufec's own chain: {own}"));
+}
+
+#[test]
+fn gnuradio_pulls_the_llrs_of_the_split_front_end_as_gpufec_writes_them_to_a_file() {
+    if !have_gnuradio("gnuradio_pulls_the_llrs_of_the_split_front_end_as_gpufec_writes_them_to_a_file") {
+        return;
+    }
+    let d = fresh_dir("gnuradio", "pull");
+    let (_, llrs, _) = gpufec_files(&d);
+    let pulled = d.join("pulled.i8").display().to_string();
+    let port = free_port();
+    // gpufec binds and pushes (waiting for a receiver); GNU Radio connects and pulls.
+    let frontend = Command::new(env!("CARGO_BIN_EXE_gpufec"))
+        .args(["run", "flowgraphs/split_frontend.toml", "--set", &format!("vars.address=tcp://127.0.0.1:{port}")])
+        .args(["--set", "vars.seed=3", "--set", "vars.total=1000000", "--set", "vars.ebn0_db=3"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let gnuradio = Command::new(PYTHON)
+        .args(["tests/gnuradio/pull_llrs.py", &format!("tcp://127.0.0.1:{port}"), "2000000", &pulled])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let gnuradio = finish_within(gnuradio, Duration::from_secs(120));
+    let (gr_out, gr_err) = (String::from_utf8_lossy(&gnuradio.stdout), String::from_utf8_lossy(&gnuradio.stderr));
+    assert!(gnuradio.status.success(), "GNU Radio's flowgraph failed: {gr_out}\n{gr_err}");
+    say(gr_out.trim());
+    let fe = finish_within(frontend, Duration::from_secs(120));
+    assert!(fe.status.success(), "{}", String::from_utf8_lossy(&fe.stderr));
+    assert!(std::fs::read(&pulled).unwrap() == std::fs::read(&llrs).unwrap(), "GNU Radio pulled other LLRs than gpufec writes to a file for the same seed");
 }

@@ -181,7 +181,7 @@ pub fn finish_within(mut child: std::process::Child, limit: Duration) -> Output 
         if start.elapsed() > limit {
             let _ = child.kill();
             let o = child.wait_with_output().unwrap();
-            panic!("gpufec ran past {limit:?}: {}", String::from_utf8_lossy(&o.stderr));
+            panic!("a process ran past {limit:?} and was killed: {}", String::from_utf8_lossy(&o.stderr));
         }
         std::thread::sleep(Duration::from_millis(50));
     }
