@@ -50,6 +50,7 @@ mod testing;
 mod throughput_probe;
 mod turbo;
 mod unit_tags;
+mod zmq;
 
 pub use awgn::Awgn;
 pub use ber_sink::{BerCounters, BerCounts, BerSink, BerStop};
@@ -69,6 +70,7 @@ pub use throughput_probe::{Throughput, ThroughputMeter, ThroughputProbe};
 pub use sync::{BsidChannel, SyncDecoder, SyncEncoder};
 pub use turbo::{TransportEncoder, TurboDecoder, TurboEncoder};
 pub use unit_tags::{UNIT_FORMAT_TAG, UNIT_LLRS_TAG, UNIT_REPORT_TAG, VALID_BITS_TAG};
+pub use zmq::{DEFAULT_HWM as ZMQ_DEFAULT_HWM, Framing, MAX_HWM as ZMQ_MAX_HWM, Pattern as ZmqPattern, ZmqAddress, ZmqReceived, ZmqSink, ZmqSource};
 
 use futuresdr::runtime::Runtime;
 

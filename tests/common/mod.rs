@@ -167,3 +167,28 @@ pub fn refused(o: &Output, want: &[&str]) {
         assert!(err.contains(w), "{err:?} lacks {w:?}");
     }
 }
+
+/// A loopback port that was free a moment ago (for a ZeroMQ address).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// The output of `child`, which is killed, failing the test, if it runs
+/// past `limit` (a test must not hang).
+pub fn finish_within(mut child: std::process::Child, limit: Duration) -> Output {
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let o = child.wait_with_output().unwrap();
+            panic!("a process ran past {limit:?} and was killed: {}", String::from_utf8_lossy(&o.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// The line of the BER sink named `ber` in a run's summary.
+pub fn ber_line(out: &str) -> String {
+    out.lines().find(|l| l.starts_with("ber 'ber':")).unwrap_or_else(|| panic!("no BER line in {out}")).to_string()
+}

@@ -151,13 +151,13 @@ unsafe impl Pod for Complex32 {
 }
 
 /// The bytes of `items`.
-pub(super) fn bytes_of<T: Pod>(items: &[T]) -> &[u8] {
+pub(crate) fn bytes_of<T: Pod>(items: &[T]) -> &[u8] {
     // SAFETY: T is plain data (Pod); the byte view covers exactly the slice.
     unsafe { std::slice::from_raw_parts(items.as_ptr().cast(), size_of_val(items)) }
 }
 
 /// The bytes of `items`, to fill.
-pub(super) fn bytes_of_mut<T: Pod>(items: &mut [T]) -> &mut [u8] {
+pub(crate) fn bytes_of_mut<T: Pod>(items: &mut [T]) -> &mut [u8] {
     // SAFETY: T is plain data (Pod): any bytes written make valid items.
     unsafe { std::slice::from_raw_parts_mut(items.as_mut_ptr().cast(), size_of_val(items)) }
 }

@@ -13,5 +13,6 @@ mod sink;
 mod source;
 
 pub use format::{FileFormat, Pod};
+pub(crate) use format::{bytes_of, bytes_of_mut};
 pub use sink::{FileSink, FileWritten};
 pub use source::FileSource;

@@ -2,7 +2,8 @@
 //! parameters, their stream ports, and how each one is added to a FutureSDR
 //! flowgraph. One module per code family (its [`Family`]: settings, kinds,
 //! and its [`Code`](super::family::Code)), one for the blocks every chain
-//! shares (`common`), and the parameter groups several kinds take (`groups`:
+//! shares (`common`), one for the ZeroMQ blocks between flowgraphs (`zmq`),
+//! and the parameter groups several kinds take (`groups`:
 //! the code, backend and GPU options, LLR type, decoder block options).
 
 mod common;
@@ -11,6 +12,7 @@ mod groups;
 pub(crate) mod sync;
 pub(crate) mod polar;
 pub(crate) mod turbo;
+mod zmq;
 
 use super::assembly::{Assembly, Node};
 use super::family::Family;
@@ -89,7 +91,7 @@ pub(super) const FAMILIES: &[&Family] = &[&conv::FAMILY, &turbo::FAMILY, &polar:
 
 /// Every block kind a file may name: the shared ones, then each family's.
 pub fn kinds() -> impl Iterator<Item = &'static Kind> {
-    common::KINDS.iter().chain(FAMILIES.iter().flat_map(|f| f.kinds.iter()))
+    common::KINDS.iter().chain(zmq::KINDS).chain(FAMILIES.iter().flat_map(|f| f.kinds.iter()))
 }
 
 /// The kind named `name`.
