@@ -10,6 +10,11 @@ use serde_json::{Value, json};
 /// keeps its whole course at half the resolution.
 const MAX_SAMPLES: usize = 1200;
 
+/// Seconds over which the throughput chart's rates are taken: a decoder
+/// hands its bits on a batch at a time, so over one tick the rate would jump
+/// between nothing and a batch's worth.
+const RATE_WINDOW_S: f64 = 1.0;
+
 /// One reading of the figures that the charts draw over time.
 #[derive(Debug, Clone)]
 struct Sample {
@@ -60,11 +65,18 @@ impl History {
         };
         let elapsed = p.elapsed.as_secs_f64();
         let probes: Vec<Value> = p.throughput.iter().enumerate().map(|(i, (name, t))| {
-            // Each point: the rate over the time since the sample before.
-            let series: Vec<[f64; 2]> = self.samples.windows(2).filter(|w| w[1].t > w[0].t).map(|w| {
-                let items = w[1].probe_items.get(i).copied().unwrap_or(0).saturating_sub(w[0].probe_items.get(i).copied().unwrap_or(0));
-                [w[1].t, items as f64 / (w[1].t - w[0].t) / 1e6]
-            }).collect();
+            let items = |s: &Sample| s.probe_items.get(i).copied().unwrap_or(0);
+            let mut series: Vec<[f64; 2]> = Vec::new();
+            let mut from = 0;
+            for (k, now) in self.samples.iter().enumerate().skip(1) {
+                while from + 1 < k && now.t - self.samples[from + 1].t >= RATE_WINDOW_S {
+                    from += 1;
+                }
+                let then = &self.samples[from];
+                if now.t > then.t {
+                    series.push([now.t, items(now).saturating_sub(items(then)) as f64 / (now.t - then.t) / 1e6]);
+                }
+            }
             json!({ "name": name, "bits": t.items, "seconds": t.seconds, "mbps": t.per_second() / 1e6, "series": series })
         }).collect();
         let ber: Vec<Value> = p.ber.iter().enumerate().map(|(i, (name, c))| {
@@ -135,6 +147,10 @@ mod tests {
         let v = h.json();
         assert_eq!(v["format"], FORMAT);
         assert_eq!(v["probes"][0]["series"], json!([[2.0, 2.0]]), "2 Mb in the second second");
+        h.record(&progress(2.5, 3_000_000, 3_000_000, 30));
+        h.record(&progress(3.0, 4_000_000, 3_000_000, 30));
+        let rates: Vec<f64> = h.json()["probes"][0]["series"].as_array().unwrap().iter().map(|p| p[1].as_f64().unwrap()).collect();
+        assert_eq!(rates, [2.0, 2.0 / 1.5, 1.0], "each over the last second (or since the first sample)");
         assert_eq!(v["probes"][0]["mbps"], 1.5);
         let r = &v["ber"][0]["rates"];
         assert_eq!(r[0], 1e-5);
