@@ -51,6 +51,10 @@ pub struct RunArgs {
     /// through FutureSDR's control port.
     #[arg(long, requires = "dashboard")]
     dashboard_public: bool,
+    /// No live progress on stderr: only what the run prints on stdout (its
+    /// header, the dashboard's URL, the summary) and errors.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 /// Run `gpufec run`; whether Ctrl-C ended it.
@@ -75,7 +79,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<bool> {
     if let Some(d) = &dashboard {
         println!("dashboard: {} (values: {}api/dashboard, FutureSDR's control port: {}api/fg/)", d.url(), d.url(), d.url());
     }
-    let status = StatusLine::new();
+    let status = StatusLine::new(a.quiet);
     let line_every = status.tick(Duration::from_millis(250), Duration::from_secs(1));
     let tick = if dashboard.is_some() { line_every.min(dashboard::TICK) } else { line_every };
     let ticks_per_line = (line_every.as_millis() / tick.as_millis()).max(1);
