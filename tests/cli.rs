@@ -342,6 +342,33 @@ fn ctrl_c_ends_ber_and_run_with_what_was_counted() {
     }
 }
 
+/// `--quiet` writes no progress while a run and a curve go on longer than
+/// their progress ticks (1 s and 5 s without a terminal), and they still end
+/// with their results on Ctrl-C. Nothing gpufec writes is coloured.
+#[test]
+fn quiet_runs_and_curves_print_only_their_results() {
+    use std::process::{Command, Stdio};
+    let start = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_gpufec")).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("gpufec starts")
+    };
+    let runs = [
+        start(&["run", SHIPPED, "--backend", "cpu", "--set", "source.total=1e12", "--quiet"]),
+        start(&["ber", "conv", "--ebn0", "4", "--max-bits", "1e12", "--max-errors", "1e12", "--backend", "cpu", "-q"]),
+    ];
+    std::thread::sleep(std::time::Duration::from_millis(6000));
+    for child in runs {
+        let killed = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill runs");
+        assert!(killed.success());
+        let o = child.wait_with_output().expect("gpufec ends");
+        let (out, err) = (stdout(&o), String::from_utf8_lossy(&o.stderr).into_owned());
+        assert_eq!(o.status.code(), Some(130), "{out}\n{err}");
+        // Only the answer to the Ctrl-C itself.
+        assert!(err.lines().all(|l| l.is_empty() || l.starts_with("interrupted: stopping")), "--quiet wrote to stderr: {err:?}");
+        assert!(out.lines().any(|l| l.contains("(interrupted)") && !l.contains(" 0 bits") && !l.contains("bits 0,")), "{out}");
+        assert!(!out.contains('\x1b'), "{out:?}");
+    }
+}
+
 /// Ctrl-C during `bench` ends it at once, keeping the rows it measured.
 #[test]
 fn ctrl_c_ends_bench_with_the_rows_so_far() {

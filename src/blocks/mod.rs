@@ -78,20 +78,59 @@ use futuresdr::runtime::Runtime;
 /// (it would bind 127.0.0.1:1337), and no log output unless `FUTURESDR_LOG`
 /// asks for it, since errors reach the caller through [`FirstError`].
 pub fn runtime() -> Runtime<futuresdr::runtime::scheduler::SmolScheduler> {
-    runtime_on(0)
+    runtime_on(0, None)
+}
+
+/// FutureSDR's control port (its REST interface to the running flowgraphs,
+/// `/api/fg/`), served at `addr` with more `routes` beside it.
+pub struct ControlPort {
+    /// Where it listens.
+    pub addr: std::net::SocketAddr,
+    /// Routes served beside FutureSDR's own (a dashboard's).
+    pub routes: axum::Router,
 }
 
 /// [`runtime`] with `executors` threads running the blocks (0:
-/// [`default_executors`]). The blocks' heavy work runs on rayon's threads and
-/// the GPU host pool; FutureSDR's stream buffers guard their indices with spin
-/// locks, so executor threads beyond what the blocks need only contend there.
-pub fn runtime_on(executors: usize) -> Runtime<futuresdr::runtime::scheduler::SmolScheduler> {
-    futuresdr::runtime::config::set("ctrlport_enable", "false");
+/// [`default_executors`]), and FutureSDR's control port where `control`
+/// says (none when it is `None`). The blocks' heavy work runs on rayon's
+/// threads and the GPU host pool; FutureSDR's stream buffers guard their
+/// indices with spin locks, so executor threads beyond what the blocks need
+/// only contend there.
+pub fn runtime_on(executors: usize, control: Option<ControlPort>) -> Runtime<futuresdr::runtime::scheduler::SmolScheduler> {
+    use futuresdr::runtime::config::set as config;
+    let routes = match control {
+        Some(c) => {
+            config("ctrlport_bind", c.addr.to_string());
+            config("ctrlport_enable", "true");
+            c.routes
+        }
+        None => {
+            config("ctrlport_enable", "false");
+            axum::Router::new()
+        }
+    };
     if std::env::var_os("FUTURESDR_LOG").is_none() {
-        futuresdr::runtime::config::set("log_level", "off");
+        config("log_level", "off");
     }
     let executors = if executors == 0 { default_executors() } else { executors };
-    Runtime::with_scheduler(futuresdr::runtime::scheduler::SmolScheduler::new(executors, false))
+    Runtime::with_config(futuresdr::runtime::scheduler::SmolScheduler::new(executors, false), routes)
+}
+
+impl ControlPort {
+    /// Wait until FutureSDR's control port, started with the runtime, takes
+    /// connections: it binds on a thread of its own and only logs a failure.
+    pub fn wait_until_served(addr: std::net::SocketAddr) -> anyhow::Result<()> {
+        let mut at = addr;
+        if at.ip().is_unspecified() {
+            at.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+        }
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while std::net::TcpStream::connect_timeout(&at, std::time::Duration::from_millis(200)).is_err() {
+            anyhow::ensure!(std::time::Instant::now() < until, "FutureSDR's control port did not start listening at {addr} (another program took the address?)");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        Ok(())
+    }
 }
 
 /// FutureSDR executor threads when none are asked for: a quarter of the

@@ -32,6 +32,9 @@ pub struct CurveArgs {
     /// after every point; `gpufec plot` draws several curves together).
     #[arg(long)]
     pub plot: Option<PathBuf>,
+    /// No live progress on stderr: only the points' lines on stdout, and errors.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// A curve: the run's parameters and the points measured so far.
@@ -182,7 +185,7 @@ pub fn run_curve(
     parameters.insert("max_errors".into(), args.max_errors.into());
     parameters.insert("seed".into(), args.seed.into());
     let mut curve = Curve { axis, parameters, points: Vec::new() };
-    let status = StatusLine::new();
+    let status = StatusLine::new(args.quiet);
     let every = status.tick(Duration::from_millis(250), Duration::from_secs(5));
     interrupt::install(interrupt::OnSignal::Report);
     for &x in &grid.0 {

@@ -11,6 +11,7 @@ mod bench;
 mod conv;
 mod count;
 mod curve;
+mod dashboard;
 mod grid;
 mod info;
 mod interrupt;

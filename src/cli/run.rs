@@ -9,6 +9,7 @@ use crate::flowgraph::{BuildOptions, FlowgraphFile, Override, Progress, Summary}
 use crate::gpu::Backend;
 use clap::Args;
 use super::count::count_usize;
+use super::dashboard::{self, Dashboard};
 use super::status_line::StatusLine;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -40,27 +41,59 @@ pub struct RunArgs {
     /// the stream buffers.
     #[arg(long, default_value = "0", value_parser = count_usize)]
     executors: usize,
+    /// Serve a live dashboard of the run (page and JSON at /api/dashboard,
+    /// beside FutureSDR's control port at /api/fg/) at ADDR: IP:PORT or a
+    /// port; without ADDR, 127.0.0.1 on a free port. The run prints the URL.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:0")]
+    dashboard: Option<String>,
+    /// Let --dashboard listen on an address that is not loopback, where
+    /// anyone who reaches it sees the run and can call into the flowgraph
+    /// through FutureSDR's control port.
+    #[arg(long, requires = "dashboard")]
+    dashboard_public: bool,
+    /// No live progress on stderr: only what the run prints on stdout (its
+    /// header, the dashboard's URL, the summary) and errors.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 /// Run `gpufec run`; whether Ctrl-C ended it.
 pub fn run(a: RunArgs) -> anyhow::Result<bool> {
     anyhow::ensure!(a.executors <= MAX_EXECUTORS, "--executors {}: at most {MAX_EXECUTORS}", a.executors);
+    let mut dashboard = a.dashboard.as_deref().map(|addr| Dashboard::open(addr, a.dashboard_public)).transpose()?;
     let mut file = FlowgraphFile::load(&a.file)?;
     for o in &a.set {
         file.apply(o)?;
     }
-    let built = crate::flowgraph::build(&file, &BuildOptions { backend: a.backend, profile: a.profile })?;
-    println!("flowgraph: {}{}", file.label, file.description.as_ref().map(|d| format!(" ({d})")).unwrap_or_default());
-    for (name, code) in &built.codes {
-        println!("code '{name}': {} {}", code.family(), code.describe());
+    // The dashboard shows each block's share of the busy time.
+    let profile = a.profile || dashboard.is_some();
+    let built = crate::flowgraph::build(&file, &BuildOptions { backend: a.backend, profile })?;
+    let title = format!("{}{}", file.label, file.description.as_ref().map(|d| format!(" ({d})")).unwrap_or_default());
+    println!("flowgraph: {title}");
+    let codes = built.codes.iter().map(|(name, code)| format!("code '{name}': {} {}", code.family(), code.describe()));
+    let about: Vec<String> = codes.chain(built.decoders.iter().map(|d| format!("decoder '{}': backend {d}; {}", d.block, d.describe))).collect();
+    for line in &about {
+        println!("{line}");
     }
-    for d in &built.decoders {
-        println!("decoder '{}': backend {d}; {}", d.block, d.describe);
+    let control = dashboard.as_mut().map(|d| d.serve(title, about));
+    if let Some(d) = &dashboard {
+        println!("dashboard: {} (values: {}api/dashboard, FutureSDR's control port: {}api/fg/)", d.url(), d.url(), d.url());
     }
-    let status = StatusLine::new();
-    let tick = status.tick(Duration::from_millis(250), Duration::from_secs(1));
+    let status = StatusLine::new(a.quiet);
+    let line_every = status.tick(Duration::from_millis(250), Duration::from_secs(1));
+    let tick = if dashboard.is_some() { line_every.min(dashboard::TICK) } else { line_every };
+    let ticks_per_line = (line_every.as_millis() / tick.as_millis()).max(1);
+    let mut ticks = 0;
     interrupt::install(interrupt::OnSignal::Report);
-    let summary = crate::flowgraph::run_on(a.executors, built, tick, interrupt::flag(), |p| status.show(&progress_line(p)));
+    let summary = crate::flowgraph::run_on(a.executors, control, built, tick, interrupt::flag(), |p| {
+        if ticks % ticks_per_line == 0 {
+            status.show(&progress_line(p));
+        }
+        ticks += 1;
+        if let Some(d) = &dashboard {
+            d.record(p);
+        }
+    });
     status.clear();
     let summary = summary?;
     if a.profile {
@@ -193,12 +226,13 @@ fn mbps(per_second: f64) -> String {
     if per_second.is_finite() { format!("{:.2}", per_second / 1e6) } else { "n/a".into() }
 }
 
+/// The status line: the first BER sink and the first probe.
 fn progress_line(p: &Progress) -> String {
     let mut line = format!("{:7.1} s", p.elapsed.as_secs_f64());
-    if let Some(c) = p.ber {
+    if let Some((_, c)) = p.ber.first() {
         line += &format!("  bits {}  errors {}  BER {}  FER {}", c.bits, c.bit_errors, sci(c.ber()), sci(c.fer()));
     }
-    if let Some(t) = p.throughput {
+    if let Some((_, t)) = p.throughput.first() {
         line += &format!("  {} Mb/s", mbps(t.per_second()));
     }
     line

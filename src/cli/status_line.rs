@@ -1,5 +1,6 @@
 //! Live progress of long work on stderr: one line rewritten in place on a
-//! terminal, a new line at each tick otherwise (a log, a pipe).
+//! terminal, a new line at each tick otherwise (a log, a pipe), none with
+//! `--quiet`. Nothing is coloured (so `NO_COLOR` has nothing to turn off).
 
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
@@ -7,12 +8,13 @@ use std::time::Duration;
 /// Where progress lines go, and how often.
 pub(super) struct StatusLine {
     live: bool,
+    quiet: bool,
 }
 
 impl StatusLine {
-    /// Progress on this process's stderr.
-    pub fn new() -> Self {
-        Self { live: std::io::stderr().is_terminal() }
+    /// Progress on this process's stderr, or none when `quiet`.
+    pub fn new(quiet: bool) -> Self {
+        Self { live: std::io::stderr().is_terminal(), quiet }
     }
 
     /// Time between lines: `live` on a terminal, `logged` otherwise.
@@ -22,6 +24,9 @@ impl StatusLine {
 
     /// Show `line`.
     pub fn show(&self, line: &str) {
+        if self.quiet {
+            return;
+        }
         if self.live {
             eprint!("\r\x1b[2K{line}");
             let _ = std::io::stderr().flush();
@@ -32,7 +37,7 @@ impl StatusLine {
 
     /// Clear the live line before other output.
     pub fn clear(&self) {
-        if self.live {
+        if self.live && !self.quiet {
             eprint!("\r\x1b[2K");
         }
     }

@@ -1,21 +1,39 @@
 //! Running a built flowgraph while watching its live figures.
 
 use super::assembly::{Built, DecoderNote, FileNote, LoadNote};
-use crate::blocks::{BerCounters, BerCounts, Throughput, ThroughputMeter, runtime_on};
+use crate::blocks::{BerCounters, BerCounts, ControlPort, DecoderCounts, Throughput, ThroughputMeter, runtime_on};
 use std::sync::Arc;
 use futuresdr::runtime::Runtime;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// The live figures of a running flowgraph (its first BER sink and probe).
-#[derive(Debug, Clone, Copy)]
+/// The live figures of a running flowgraph: what the status line and the
+/// dashboard show, read once per tick.
+#[derive(Debug, Clone)]
 pub struct Progress {
     /// Time since the run started.
     pub elapsed: Duration,
-    /// Counts of the first BER sink, if there is one.
-    pub ber: Option<BerCounts>,
-    /// Reading of the first throughput probe, if there is one.
-    pub throughput: Option<Throughput>,
+    /// Counts of every BER sink, by block name.
+    pub ber: Vec<(String, BerCounts)>,
+    /// Reading of every throughput probe, by block name.
+    pub throughput: Vec<(String, Throughput)>,
+    /// Every decoder block's name, backend and counts.
+    pub decoders: Vec<(String, &'static str, DecoderCounts)>,
+    /// Every block's name, type and busy time, sources first, when the
+    /// flowgraph was built to be profiled (`None` for a block that is a wire).
+    pub loads: Vec<(String, &'static str, Option<Duration>)>,
+}
+
+impl Progress {
+    fn read(elapsed: Duration, ber_sinks: &[(String, Arc<BerCounters>)], probes: &[(String, Arc<ThroughputMeter>)], decoders: &[DecoderNote], loads: &[LoadNote]) -> Self {
+        Self {
+            elapsed,
+            ber: ber_sinks.iter().map(|(n, c)| (n.clone(), c.counts())).collect(),
+            throughput: probes.iter().map(|(n, m)| (n.clone(), m.reading())).collect(),
+            decoders: decoders.iter().map(|d| (d.block.clone(), d.backend, d.stats.counts())).collect(),
+            loads: loads.iter().map(|l| (l.block.clone(), l.kind, l.load.as_ref().map(|l| l.busy()))).collect(),
+        }
+    }
 }
 
 /// What a finished run measured.
@@ -46,28 +64,30 @@ pub struct Summary {
 /// the summary holds what was counted until then. A block's error fails the
 /// run with that block's message.
 pub fn run(built: Built, tick: Duration, cancel: &AtomicBool, on_tick: impl FnMut(&Progress)) -> anyhow::Result<Summary> {
-    run_on(0, built, tick, cancel, on_tick)
+    run_on(0, None, built, tick, cancel, on_tick)
 }
 
 /// [`run`] with `executors` FutureSDR executor threads (0:
-/// [`default_executors`](crate::blocks::default_executors)).
+/// [`default_executors`](crate::blocks::default_executors)), and FutureSDR's
+/// control port where `control` says.
 pub fn run_on(
     executors: usize,
+    control: Option<ControlPort>,
     built: Built,
     tick: Duration,
     cancel: &AtomicBool,
     mut on_tick: impl FnMut(&Progress),
 ) -> anyhow::Result<Summary> {
     let Built { flowgraph, errors, ber_sinks, probes, decoders, files, loads, codes: _ } = built;
-    let progress = |started: Instant| Progress {
-        elapsed: started.elapsed(),
-        ber: ber_sinks.first().map(|(_, c)| c.counts()),
-        throughput: probes.first().map(|(_, m)| m.reading()),
-    };
+    let progress = |started: Instant| Progress::read(started.elapsed(), &ber_sinks, &probes, &decoders, &loads);
     let started = Instant::now();
     let (handle_tx, handle_rx) = std::sync::mpsc::channel();
     let worker = std::thread::spawn(move || {
-        let rt = runtime_on(executors);
+        let served = control.as_ref().map(|c| c.addr);
+        let rt = runtime_on(executors, control);
+        if let Some(addr) = served {
+            ControlPort::wait_until_served(addr).map_err(|e| e.to_string())?;
+        }
         let (task, handle) = rt.start(flowgraph).map_err(|e| e.to_string())?.split();
         let _ = handle_tx.send(handle);
         Runtime::block_on(task).map(drop).map_err(|e| e.to_string())
@@ -125,11 +145,12 @@ fn summary(
     wall: Duration,
     interrupted: bool,
 ) -> Summary {
+    let last = Progress::read(wall, ber_sinks, probes, &[], &[]);
     Summary {
         stopped_at_target: ber_sinks.iter().any(|(_, c)| c.stopped()),
         interrupted,
-        ber: ber_sinks.iter().map(|(n, c)| (n.clone(), c.counts())).collect(),
-        throughput: probes.iter().map(|(n, m)| (n.clone(), m.reading())).collect(),
+        ber: last.ber,
+        throughput: last.throughput,
         decoders,
         files,
         loads,

@@ -433,6 +433,7 @@ impl<T: CpuSample + Copy> Engine<T> {
         }
             .with_context(|| format!("decoding the units from stream item {first} on"))?;
         stats.add_submit(t.elapsed(), direct);
+        stats.note_in_flight(decoder.in_flight());
         Ok(())
     }
 
@@ -455,6 +456,7 @@ impl<T: CpuSample + Copy> Engine<T> {
         let t = Instant::now();
         let collected = self.decoder.collect(&mut self.queue)?;
         self.stats.add_collect(t.elapsed());
+        self.stats.note_in_flight(self.decoder.in_flight());
         anyhow::ensure!(collected, "the decoder returned no batch although one was in flight");
         anyhow::ensure!(
             self.queue.reports.len() == units.len(),

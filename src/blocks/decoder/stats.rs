@@ -2,10 +2,11 @@
 
 use crate::codes::decode::UnitReport;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 /// What a decoder block decoded so far, readable from any thread while the
 /// flowgraph runs and after it ended.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct DecoderStats {
     units: AtomicU64,
     blocks: AtomicU64,
@@ -18,6 +19,36 @@ pub struct DecoderStats {
     submit_ns: AtomicU64,
     collect_ns: AtomicU64,
     drain_ns: AtomicU64,
+    /// Batches handed over and not yet collected.
+    in_flight: AtomicU64,
+    /// Time with a batch in flight, ended stretches; the current one runs
+    /// from `occupied_since` (ns after `born`, plus one: 0 while none is).
+    occupied_ns: AtomicU64,
+    occupied_since: AtomicU64,
+    born: Instant,
+}
+
+impl Default for DecoderStats {
+    fn default() -> Self {
+        let zero = AtomicU64::default;
+        Self {
+            units: zero(),
+            blocks: zero(),
+            bits: zero(),
+            iterations: zero(),
+            checked: zero(),
+            failed: zero(),
+            batches: zero(),
+            direct: zero(),
+            submit_ns: zero(),
+            collect_ns: zero(),
+            drain_ns: zero(),
+            in_flight: zero(),
+            occupied_ns: zero(),
+            occupied_since: zero(),
+            born: Instant::now(),
+        }
+    }
 }
 
 /// A snapshot of [`DecoderStats`].
@@ -47,6 +78,11 @@ pub struct DecoderCounts {
     pub collect_s: f64,
     /// Seconds it spent writing results to its output (packing bits too).
     pub drain_s: f64,
+    /// Batches handed to the decoder and not yet collected, now.
+    pub in_flight: u64,
+    /// Seconds with at least one batch in flight: for a GPU decoder, time in
+    /// which the device had a batch to copy, decode or hand back.
+    pub occupied_s: f64,
 }
 
 impl DecoderCounts {
@@ -91,6 +127,20 @@ impl DecoderStats {
         self.collect_ns.fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
     }
 
+    /// Note that `n` batches are in flight now (the block's own thread
+    /// calls this, after each hand-over and collection).
+    pub(crate) fn note_in_flight(&self, n: usize) {
+        // Plus one: 0 stands for "no batch in flight".
+        let now = self.born.elapsed().as_nanos() as u64 + 1;
+        let was = self.in_flight.swap(n as u64, Ordering::Relaxed);
+        if was == 0 && n > 0 {
+            self.occupied_since.store(now, Ordering::Relaxed);
+        } else if was > 0 && n == 0 {
+            let since = self.occupied_since.swap(0, Ordering::Relaxed);
+            self.occupied_ns.fetch_add(now.saturating_sub(since), Ordering::Relaxed);
+        }
+    }
+
     /// The counts now.
     pub fn counts(&self) -> DecoderCounts {
         DecoderCounts {
@@ -105,6 +155,38 @@ impl DecoderStats {
             submit_s: self.submit_ns.load(Ordering::Relaxed) as f64 * 1e-9,
             collect_s: self.collect_ns.load(Ordering::Relaxed) as f64 * 1e-9,
             drain_s: self.drain_ns.load(Ordering::Relaxed) as f64 * 1e-9,
+            in_flight: self.in_flight.load(Ordering::Relaxed),
+            occupied_s: self.occupied().as_secs_f64(),
         }
+    }
+
+    /// Time with a batch in flight so far, the stretch under way included.
+    fn occupied(&self) -> std::time::Duration {
+        let since = self.occupied_since.load(Ordering::Relaxed);
+        let now = self.born.elapsed().as_nanos() as u64 + 1;
+        let current = if since > 0 { now.saturating_sub(since) } else { 0 };
+        std::time::Duration::from_nanos(self.occupied_ns.load(Ordering::Relaxed) + current)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn occupied_time_counts_only_stretches_with_a_batch_in_flight() {
+        let s = DecoderStats::default();
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        assert_eq!(s.counts().occupied_s, 0.0);
+        s.note_in_flight(1);
+        s.note_in_flight(2);
+        std::thread::sleep(std::time::Duration::from_millis(40));
+        let live = s.counts();
+        assert_eq!(live.in_flight, 2);
+        assert!(live.occupied_s >= 0.04, "the stretch under way counts: {live:?}");
+        s.note_in_flight(0);
+        let ended = s.counts().occupied_s;
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        assert_eq!(s.counts().occupied_s, ended, "no batch in flight, no time counted");
     }
 }
