@@ -129,6 +129,14 @@ fn ber_rejects_bad_options_in_one_line() {
         fails(&ber(&["--channel", "device"]), &["--channel device: "]);
     }
     rejected(&ber(&["--channel", "gpu"]), "'gpu'");
+    // Device lists: checked as given, and against the devices found.
+    rejected(&ber(&["--gpu-devices", "0,0"]), "device 0 is listed twice");
+    rejected(&ber(&["--gpu-devices", ""]), "an empty device list");
+    rejected(&["bench", "conv", "--backend", "gpu", "--gpu-devices", "one"], "'one' is not a device index");
+    fails(&["bench", "conv", "--backend", "cpu", "--gpu-devices", "0"], &["--gpu-devices apply to the GPU"]);
+    if no_gpu() {
+        fails(&ber(&["--backend", "gpu", "--gpu-devices", "0,1", "--channel", "host"]), &["--backend gpu"]);
+    }
 }
 
 #[test]

@@ -6,7 +6,7 @@ use super::count::{count_usize, parse_count};
 use crate::codes::threads::MAX_THREADS;
 use crate::codes::decode::{Batch, BatchDecoder, Decoded};
 use crate::codes::llr::LlrType;
-use crate::gpu::{Backend, DEFAULT_SLOTS, MAX_SLOTS, select};
+use crate::gpu::{Backend, DEFAULT_SLOTS, DeviceList, MAX_SLOTS, select};
 use clap::{Args, ValueEnum};
 use std::time::{Duration, Instant};
 
@@ -38,6 +38,9 @@ pub struct BenchArgs {
     /// On a GPU, pipeline slots (batches in flight), 1..=16 (default 2).
     #[arg(long, value_parser = count_usize)]
     pub slots: Option<usize>,
+    /// GPUs to spread the decoding over: indices (0,1) or all; a decoder per device, batches to the least busy, measured end to end (default: GPU 0 alone, with the GPU's own tables).
+    #[arg(long, value_parser = DeviceList::parse)]
+    pub gpu_devices: Option<DeviceList>,
     /// LLR types to measure: i8, f32 or both (default: the family's: both
     /// for conv; for turbo i8 on a GPU, f32 on the CPU).
     #[arg(long, value_enum)]
@@ -85,6 +88,8 @@ pub struct Run {
     pub budget: Duration,
     /// GPU pipeline slots.
     pub slots: usize,
+    /// GPUs to spread the decoding over.
+    pub devices: Option<DeviceList>,
 }
 
 impl BenchArgs {
@@ -111,7 +116,10 @@ impl BenchArgs {
             println!("backend auto: no GPU ({why}); measuring the CPU");
         }
         if !choice.gpu {
-            anyhow::ensure!(self.slots.is_none() && !self.no_tables, "--slots and --no-tables apply to the GPU, which this run does not use");
+            anyhow::ensure!(
+                self.slots.is_none() && !self.no_tables && self.gpu_devices.is_none(),
+                "--slots, --no-tables and --gpu-devices apply to the GPU, which this run does not use"
+            );
         }
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let threads = match (choice.gpu, self.threads) {
@@ -127,6 +135,7 @@ impl BenchArgs {
             bits: self.bits.unwrap_or(if choice.gpu { 1 << 26 } else { 1 << 20 }),
             budget: Duration::from_secs_f64(self.seconds),
             slots,
+            devices: self.gpu_devices.clone(),
         })
     }
 }

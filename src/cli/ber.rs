@@ -14,7 +14,7 @@ use crate::codes::sim::Axis;
 use crate::codes::threads::MAX_THREADS;
 use crate::codes::sim::Link;
 use crate::flowgraph::family::{Code, Family};
-use crate::gpu::{Backend, BackendOptions};
+use crate::gpu::{Backend, BackendOptions, DeviceList, PipelineOptions};
 use anyhow::Context;
 use clap::{Arg, ArgMatches, Args, FromArgMatches};
 use serde_json::Map;
@@ -48,6 +48,9 @@ pub struct BerArgs {
     /// CPU decoder threads (0: every core; at most 1024).
     #[arg(long, default_value = "0", value_parser = count_usize)]
     threads: usize,
+    /// GPUs to spread the decoder over: indices (0,1) or all (a decoder per device, batches to the least busy; the channel then runs on the host).
+    #[arg(long, value_parser = DeviceList::parse)]
+    gpu_devices: Option<DeviceList>,
     /// Where the bits, encoder and channel run: device (the whole link on the GPU, only counts come back), host (the host sends LLRs to the decoder), or auto (device where the family has a device link and a GPU decodes, else host).
     #[arg(long, value_enum, default_value = "auto")]
     channel: ChannelPlace,
@@ -119,7 +122,8 @@ pub fn ber(family: &Family, m: &ArgMatches) -> anyhow::Result<bool> {
     }
     let code = resolve(family, given)?;
     let llr = a.llr.unwrap_or(family.default_llr);
-    let options = BackendOptions { backend: a.backend, cpu_threads: a.threads, ..Default::default() };
+    let pipeline = PipelineOptions { devices: a.gpu_devices.clone(), ..Default::default() };
+    let options = BackendOptions { backend: a.backend, cpu_threads: a.threads, pipeline };
     let grid = match m.get_one::<Grid>(X) {
         Some(g) => g.clone(),
         None => Grid(vec![code.default_x().map_err(|e| anyhow::anyhow!("{}: give the points of the curve ({e:#})", family.axis.flag))?]),

@@ -103,7 +103,7 @@ fn bench(code: &dyn crate::flowgraph::family::Code, given: &Map<String, Value>, 
         }
     }
     let default_code = !gave(given, &["k", "polys", "pattern"]) && chain.trellis().n() == 2;
-    if run.gpu && !single && default_code {
+    if run.gpu && !single && default_code && run.devices.is_none() {
         // The GPU's own figures: kernel-only, time split, the paper's grids.
         println!();
         let only = (!chain.puncture().is_identity()).then(|| given.get("rate").and_then(Value::as_str).unwrap_or_default().trim().to_string());
@@ -126,7 +126,7 @@ fn rows<T: ViterbiLlr>(conv: &ConvSetup, on_load: bool, setup: &Setup, ebn0: f64
     let on_load = on_load && matches!(setup.mode, ViterbiMode::Tiled(_));
     let (units, info) = NoisyLlrs::<T>::new(conv, ebn0, 1)?.units(setup.mode, on_load, run.bits)?;
     for &threads in &run.threads {
-        let pipeline = PipelineOptions { slots: run.slots, ..Default::default() };
+        let pipeline = PipelineOptions { slots: run.slots, devices: run.devices.clone(), ..Default::default() };
         let options = BackendOptions { backend: run.backend, cpu_threads: threads, pipeline };
         let (mut decoder, _) = viterbi_decoder::<T>(conv.trellis.clone(), setup.mode, on_load.then_some(&conv.puncture), &options, ViterbiTuning::default())
             .with_context(|| format!("--backend {}", run.backend))?;

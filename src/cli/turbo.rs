@@ -8,7 +8,7 @@ use crate::codes::decode::Batch;
 use crate::codes::llr::{Llr, LlrType};
 use crate::codes::turbo::decoder::Precision;
 use crate::codes::settings::Chain;
-use crate::codes::turbo::{Dematching, Sent, TransportBlock, TurboChain};
+use crate::codes::turbo::{Dematching, Sent, TransportBlock, TurboChain, TurboCode};
 use crate::flowgraph::family::downcast;
 use crate::gpu::{BackendOptions, PipelineOptions, bench_turbo, turbo_decoder};
 use anyhow::Context;
@@ -53,23 +53,32 @@ fn bench(code: &dyn crate::flowgraph::family::Code, _given: &Map<String, Value>,
             LlrType::I8 => bench_transport::<i8>(chain, tb, ebn0, &run),
             LlrType::F32 => bench_transport::<f32>(chain, tb, ebn0, &run),
         },
-        (Sent::Blocks(_), true) => match llr {
+        (Sent::Blocks(_), true) if run.devices.is_none() => match llr {
             LlrType::I8 => bench_turbo::<i8>(chain, ebn0, run.bits, run.slots),
             LlrType::F32 => bench_turbo::<f32>(chain, ebn0, run.bits, run.slots),
         },
-        (Sent::Blocks(code), false) => {
-            let blocks = usize::try_from(run.bits)?.div_ceil(code.k()).max(1);
-            let llrs = chain.noisy::<f32>((blocks * code.k()) as u64, ebn0, 1)?.llrs;
-            println!("bench turbo: K={} ({}), Eb/N0 {ebn0} dB, {blocks} blocks per repetition", code.k(), chain.config().describe());
-            for &threads in &run.threads {
-                let options = BackendOptions { backend: run.backend, cpu_threads: threads, ..Default::default() };
-                let (mut dec, _) = turbo_decoder::<f32>(chain, 1.0, false, &options)?;
-                let timing = time_decoder(dec.as_mut(), &Batch::uniform(&llrs, code.coded_len())?, (blocks * code.k()) as u64, run.budget)?;
-                println!("{:.2} Mb/s  {threads} threads  {}", timing.mbps(), dec.describe());
-            }
-            Ok(())
-        }
+        (Sent::Blocks(code), _) => match llr {
+            LlrType::I8 => bench_blocks::<i8>(chain, code, ebn0, &run),
+            LlrType::F32 => bench_blocks::<f32>(chain, code, ebn0, &run),
+        },
     }
+}
+
+/// Code blocks end to end through the chain's decoder (`BatchDecoder`) on
+/// the bench's backend, per thread count on the CPU, over the bench's GPUs
+/// with `--gpu-devices`.
+fn bench_blocks<T: Llr>(chain: &TurboChain, code: &TurboCode, ebn0: f64, run: &Run) -> anyhow::Result<()> {
+    let blocks = usize::try_from(run.bits)?.div_ceil(code.k()).max(1);
+    let llrs = chain.noisy::<T>((blocks * code.k()) as u64, ebn0, 1)?.llrs;
+    println!("bench turbo: K={} ({}), {} LLRs at Eb/N0 {ebn0} dB, {blocks} blocks per repetition", code.k(), chain.config().describe(), T::NAME);
+    for &threads in &run.threads {
+        let pipeline = PipelineOptions { slots: run.slots, devices: run.devices.clone(), ..Default::default() };
+        let options = BackendOptions { backend: run.backend, cpu_threads: threads, pipeline };
+        let (mut dec, _) = turbo_decoder::<T>(chain, 1.0, false, &options)?;
+        let timing = time_decoder(dec.as_mut(), &Batch::uniform(&llrs, code.coded_len())?, (blocks * code.k()) as u64, run.budget)?;
+        println!("{:.2} Mb/s  {threads} threads  {}", timing.mbps(), dec.describe());
+    }
+    Ok(())
 }
 
 /// Transport blocks of `tb` end to end through the chain's decoder on the

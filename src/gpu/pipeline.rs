@@ -44,6 +44,9 @@ pub(crate) fn default_batch_units(resident: usize, per_unit: usize) -> usize {
 pub struct PipelineOptions {
     /// CUDA device index.
     pub device: usize,
+    /// Several devices instead of `device` alone: a decoder per device,
+    /// batches dealt to the least busy ([`super::MultiDevice`]).
+    pub devices: Option<super::DeviceList>,
     /// Pipeline slots, 1 ..= [`MAX_SLOTS`] (≥ 2 overlaps copies with compute).
     pub slots: usize,
     /// Work units per batch (0 = chosen by the family from the device size).
@@ -59,7 +62,7 @@ pub struct PipelineOptions {
 
 impl Default for PipelineOptions {
     fn default() -> Self {
-        Self { device: 0, slots: DEFAULT_SLOTS, batch_units: 0, host_threads: 0, poison: None }
+        Self { device: 0, devices: None, slots: DEFAULT_SLOTS, batch_units: 0, host_threads: 0, poison: None }
     }
 }
 

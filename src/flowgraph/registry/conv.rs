@@ -121,6 +121,9 @@ impl FamilyChain for ConvChain {
         fn link<T: ViterbiLlr>(chain: &ConvChain, device: usize) -> anyhow::Result<Box<dyn Link>> {
             Ok(Box::new(DeviceConvLink::<T>::new(chain, device)?))
         }
+        if options.pipeline.devices.is_some() {
+            return Some(Err(anyhow::anyhow!("the device link runs on one GPU; with several, the decoder spreads over them and the channel runs on the host")));
+        }
         let device = options.pipeline.device;
         Some(match llr {
             LlrType::I8 => link::<i8>(self, device),

@@ -7,7 +7,7 @@ use super::super::params::{Args, Literal, Param, ParamType};
 use super::{Ports, StreamType, io};
 use crate::blocks::{DEFAULT_MAX_LATENCY, DecoderOptions};
 use crate::codes::threads::MAX_THREADS;
-use crate::gpu::{Backend, BackendOptions, DEFAULT_SLOTS, MAX_HOST_THREADS, MAX_SLOTS, PipelineOptions};
+use crate::gpu::{Backend, BackendOptions, DEFAULT_SLOTS, DeviceList, MAX_HOST_THREADS, MAX_SLOTS, PipelineOptions};
 use std::time::Duration;
 use super::super::family::{Code, cutter};
 use crate::codes::framing::{BlockCutter, Cutter};
@@ -39,6 +39,12 @@ pub(super) const BACKEND: &[Param] = &[
     ),
     Param::with_default("threads", ParamType::Count, Literal::Count(0), "CPU decoder threads (0 = all cores; at most 1024)"),
     Param::with_default("gpu_device", ParamType::Count, Literal::Count(0), "CUDA device index"),
+    Param::with_default(
+        "gpu_devices",
+        ParamType::Text,
+        Literal::Text(""),
+        "several CUDA devices instead of gpu_device: indices (\"0,1\") or \"all\"; a decoder per device, batches to the least busy (default: gpu_device alone)",
+    ),
     Param::with_default("gpu_slots", ParamType::Count, Literal::Count(DEFAULT_SLOTS as u64), "GPU pipeline slots (batches in flight), 1..=16"),
     Param::with_default(
         "gpu_batch_units",
@@ -132,6 +138,10 @@ pub(super) fn backend_options(a: &Args, forced: Option<Backend>) -> anyhow::Resu
         cpu_threads: a.size_in("threads", 0..=MAX_THREADS)?,
         pipeline: PipelineOptions {
             device: a.size_in("gpu_device", 0..=1023)?,
+            devices: match a.text("gpu_devices")?.trim() {
+                "" => None,
+                list => Some(a.about("gpu_devices", DeviceList::parse(list))?),
+            },
             slots: a.size_in("gpu_slots", 1..=MAX_SLOTS)?,
             batch_units: a.size_in("gpu_batch_units", 0..=MAX_BATCH_UNITS)?,
             host_threads: a.size_in("gpu_host_threads", 0..=MAX_HOST_THREADS)?,

@@ -114,6 +114,9 @@ impl FamilyChain for TurboChain {
         fn link<T: Llr>(chain: &TurboChain, device: usize) -> anyhow::Result<Box<dyn Link>> {
             Ok(Box::new(DeviceTurboLink::<T>::new(chain, device)?))
         }
+        if options.pipeline.devices.is_some() {
+            return Some(Err(anyhow::anyhow!("the device link runs on one GPU; with several, the decoder spreads over them and the channel runs on the host")));
+        }
         let device = options.pipeline.device;
         Some(match llr {
             LlrType::I8 => link::<i8>(self, device),

@@ -12,6 +12,7 @@ pub use kernel::{DEFAULT_MIN_BLOCKS_GLOBAL_I8, compile_viterbi_kernel};
 pub use link::{DeviceConvLink, compile_conv_link_kernels};
 
 use super::backend::{BackendOptions, Choice, select};
+use super::multi::on_devices;
 use super::staging::stage_units;
 use super::device::{context, cuda, device_error};
 use super::pipeline::{BatchSplit, MAX_BATCH_BYTES, Pipeline, PipelineOptions, SlotSize, default_batch_units, par_unpack};
@@ -327,7 +328,7 @@ pub fn viterbi_decoder<T: ViterbiLlr>(
         let Some(tile) = tile else {
             anyhow::bail!("the GPU Viterbi decoder decodes tiles of a stream; terminated frames are decoded on the CPU");
         };
-        Ok(Box::new(GpuViterbi::<T>::new(trellis.clone(), tile, punctured, &options.pipeline, tuning)?))
+        on_devices(&options.pipeline, |p| Ok(Box::new(GpuViterbi::<T>::new(trellis.clone(), tile, punctured, p, tuning)?)))
     };
     let cpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
         let plain = Box::new(CpuViterbi::<T>::new(trellis.clone(), mode, options.cpu_threads)?);

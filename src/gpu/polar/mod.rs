@@ -10,6 +10,7 @@ mod kernel;
 pub use bench::bench_polar;
 pub use kernel::{GPU_MAX_N, compile_polar_kernel};
 
+use super::multi::on_devices;
 use super::backend::{BackendOptions, Choice, select};
 use super::compile::kernel;
 use super::device::{DeviceInfo, context, cuda, device_error, info_of};
@@ -315,7 +316,7 @@ pub fn polar_decoder<T: Llr + crate::codes::polar::nr::Combine>(chain: &PolarCha
             anyhow::bail!("the GPU decodes BP; {} runs on the CPU", algorithm.describe());
         };
         Ok(match chain.frames() {
-            PolarFrames::Codewords(spec) => Box::new(GpuPolar::<T>::new(spec.clone(), cfg, soft, &options.pipeline)?),
+            PolarFrames::Codewords(spec) => on_devices(&options.pipeline, |p| Ok(Box::new(GpuPolar::<T>::new(spec.clone(), cfg, soft, p)?)))?,
             PolarFrames::Nr(nr) => {
                 let inner = GpuPolar::<T>::new(nr.block_spec().clone(), cfg, false, &options.pipeline)?;
                 // A batch of messages fills the inner decoder's batch.

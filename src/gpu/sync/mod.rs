@@ -9,6 +9,7 @@ mod bench;
 
 pub use bench::bench_sync;
 
+use super::multi::on_devices;
 use super::backend::{BackendOptions, Choice, select};
 use super::compile::{compile_cubin, kernel};
 use super::device::{DeviceInfo, context, cuda, device_error, info_of};
@@ -451,7 +452,7 @@ pub fn sync_decoder<T: Received>(
     soft: bool,
     options: &BackendOptions,
 ) -> anyhow::Result<(Box<dyn BatchDecoder<T>>, Choice)> {
-    let gpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> { Ok(Box::new(GpuSync::<T>::new(code.clone(), params, cfg, input_scale, soft, &options.pipeline)?)) };
+    let gpu = || on_devices(&options.pipeline, |p| Ok(Box::new(GpuSync::<T>::new(code.clone(), params, cfg, input_scale, soft, p)?)));
     let cpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
         let dec = SyncMapDecoder::<T>::new(code.clone(), params, cfg, options.cpu_threads)?.with_input_scale(input_scale)?;
         Ok(Box::new(if soft { dec.with_soft_output() } else { dec }))

@@ -15,6 +15,7 @@ pub use bench::bench_turbo;
 pub use kernel::{TurboTuning, compile_turbo_kernel};
 pub use link::{DeviceTurboLink, compile_turbo_link_kernel};
 
+use super::multi::on_devices;
 use super::backend::{BackendOptions, Choice, select};
 use super::compile::kernels;
 use super::device::{DeviceInfo, context, cuda, device_error, info_of};
@@ -584,7 +585,7 @@ pub fn turbo_decoder<T: Llr>(chain: &TurboChain, input_scale: f32, soft: bool, o
             let gpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
                 gpu_precision()?;
                 let cfg = chain.config_for(code.k(), true);
-                Ok(Box::new(GpuTurbo::<T>::with_options(code.clone(), cfg, input_scale, pipeline, &GpuTurboOptions { soft_output: soft, ..Default::default() })?))
+                on_devices(pipeline, |p| Ok(Box::new(GpuTurbo::<T>::with_options(code.clone(), cfg, input_scale, p, &GpuTurboOptions { soft_output: soft, ..Default::default() })?)))
             };
             let cpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
                 let dec = CpuTurbo::<T>::new(code.clone(), chain.config_for(code.k(), false), input_scale, options.cpu_threads)?.with_precision(precision)?;
