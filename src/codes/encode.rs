@@ -1,7 +1,9 @@
 //! The encoder contract every code family implements, so that link
 //! simulators, benchmarks and the generic encoder block drive any of them.
 
-use crate::codes::error::CodeResult;
+use crate::codes::bits::first_non_bit;
+use crate::codes::error::{CodeResult, invalid};
+use rayon::prelude::*;
 
 /// Turns information bits into the channel bits a transmitter sends.
 pub trait Encoder: Send {
@@ -55,5 +57,106 @@ impl<E: Encoder + ?Sized> Encoder for Box<E> {
 
     fn rate(&self) -> f64 {
         (**self).rate()
+    }
+}
+
+/// The information bits of an unfinished block, waiting for the rest: the
+/// stream side of every block code's [`Encoder`] (turbo code blocks, LTE
+/// transport blocks, polar codewords), which cuts the input into blocks and
+/// encodes the whole ones on all cores.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Pending(Vec<u8>);
+
+impl Pending {
+    /// Whether no bits wait (the stream is at a block boundary).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Encode the blocks of `k` information bits that the waiting bits and
+    /// `bits` complete, appending `n` channel bits for each to `out`;
+    /// `one(info, coded)` encodes one block. The blocks whole within `bits`
+    /// are encoded straight from it (no copy), on all cores when there are
+    /// at least `par_min`; the bits of an unfinished block wait. A value
+    /// other than 0 or 1 in `bits` is an error and nothing is appended, as
+    /// is an error of `one` (which leaves `out` as it was).
+    pub(crate) fn encode<F>(&mut self, bits: &[u8], (k, n): (usize, usize), par_min: usize, out: &mut Vec<u8>, one: F) -> CodeResult<()>
+    where
+        F: Fn(&[u8], &mut [u8]) -> CodeResult<()> + Sync,
+    {
+        if let Some(i) = first_non_bit(bits) {
+            return Err(invalid!("input bit at index {i} is {}, not 0 or 1", bits[i]));
+        }
+        let start = out.len();
+        let r = self.encode_checked(bits, (k, n), par_min, out, one);
+        if r.is_err() {
+            out.truncate(start);
+        }
+        r
+    }
+
+    fn encode_checked<F>(&mut self, bits: &[u8], (k, n): (usize, usize), par_min: usize, out: &mut Vec<u8>, one: F) -> CodeResult<()>
+    where
+        F: Fn(&[u8], &mut [u8]) -> CodeResult<()> + Sync,
+    {
+        let mut rest = bits;
+        if !self.0.is_empty() {
+            let take = rest.len().min(k - self.0.len());
+            self.0.extend_from_slice(&rest[..take]);
+            rest = &rest[take..];
+            if self.0.len() < k {
+                return Ok(());
+            }
+            let at = out.len();
+            out.resize(at + n, 0);
+            one(&self.0, &mut out[at..])?;
+            self.0.clear();
+        }
+        let whole = rest.len() / k;
+        let at = out.len();
+        out.resize(at + whole * n, 0);
+        let (outs, ins) = (&mut out[at..], &rest[..whole * k]);
+        if whole < par_min.max(2) {
+            outs.chunks_exact_mut(n).zip(ins.chunks_exact(k)).try_for_each(|(o, b)| one(b, o))?;
+        } else {
+            outs.par_chunks_exact_mut(n).zip(ins.par_chunks_exact(k)).try_for_each(|(o, b)| one(b, o))?;
+        }
+        self.0.extend_from_slice(&rest[whole * k..]);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Blocks of 3 bits to their 3 bits and a parity bit; a block of three
+    /// ones fails.
+    fn parity_block(info: &[u8], coded: &mut [u8]) -> CodeResult<()> {
+        if info == [1, 1, 1] {
+            return Err(invalid!("three ones"));
+        }
+        coded[..3].copy_from_slice(info);
+        coded[3] = info.iter().fold(0, |a, b| a ^ b);
+        Ok(())
+    }
+
+    #[test]
+    fn blocks_wait_for_their_bits_and_errors_append_nothing() {
+        let mut pending = Pending::default();
+        let mut out = vec![7];
+        // Many whole blocks (all cores) after a waiting one, then a piece.
+        let bits: Vec<u8> = (0..3 * 40 + 2).map(|i| u8::from(i % 5 == 1)).collect();
+        for piece in [&bits[..2], &bits[2..]] {
+            pending.encode(piece, (3, 4), 8, &mut out, parity_block).unwrap();
+        }
+        assert!(!pending.is_empty());
+        let want: Vec<u8> = bits[..120].chunks(3).flat_map(|b| [b[0], b[1], b[2], b[0] ^ b[1] ^ b[2]]).collect();
+        assert_eq!(&out[1..], &want[..]);
+        let before = out.clone();
+        let e = pending.encode(&[0, 1, 1, 1, 1], (3, 4), 1, &mut out, parity_block).unwrap_err().to_string();
+        assert!(e.contains("three ones") && out == before, "{e}");
+        let e = pending.encode(&[0, 3], (3, 4), 1, &mut out, parity_block).unwrap_err().to_string();
+        assert!(e.contains("index 1 is 3") && out == before, "{e}");
     }
 }
