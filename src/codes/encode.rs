@@ -13,10 +13,11 @@ pub trait Encoder: Send {
 
     /// Encode as many of the first `bits` as `out` has room for, straight
     /// into it: `Some((bits taken, channel bits written))`, `(0, 0)` when
-    /// `out` cannot hold the output of one bit. Only an encoder whose output
-    /// is a fixed multiple of its input (a streaming convolutional code)
-    /// can; the others say `None`, and the caller uses
-    /// [`encode`](Self::encode). A value other than 0 or 1 among the bits
+    /// `out` cannot hold the output of one bit (or of the block the next bit
+    /// completes). A streaming convolutional code and the block codes can
+    /// (a block code takes no more bits than complete the blocks `out` has
+    /// room for, and may take bits while writing none); the others say
+    /// `None`, and the caller uses [`encode`](Self::encode). A value other than 0 or 1 among the bits
     /// it would take is an error, and nothing is written.
     fn encode_into(&mut self, _bits: &[u8], _out: &mut [u8]) -> CodeResult<Option<(usize, usize)>> {
         Ok(None)
@@ -84,18 +85,34 @@ impl Pending {
     where
         F: Fn(&[u8], &mut [u8]) -> CodeResult<()> + Sync,
     {
-        if let Some(i) = first_non_bit(bits) {
-            return Err(invalid!("input bit at index {i} is {}, not 0 or 1", bits[i]));
-        }
+        check_bits(bits)?;
         let start = out.len();
-        let r = self.encode_checked(bits, (k, n), par_min, out, one);
+        out.resize(start + (self.0.len() + bits.len()) / k * n, 0);
+        let r = self.encode_whole(bits, (k, n), par_min, &mut out[start..], one);
         if r.is_err() {
             out.truncate(start);
         }
         r
     }
 
-    fn encode_checked<F>(&mut self, bits: &[u8], (k, n): (usize, usize), par_min: usize, out: &mut Vec<u8>, one: F) -> CodeResult<()>
+    /// [`Self::encode`] straight into `out` (the [`Encoder::encode_into`]
+    /// of a block code): takes no more of `bits` than complete the blocks
+    /// `out` has room for, and says how many it took and how many channel
+    /// bits it wrote.
+    pub(crate) fn encode_into<F>(&mut self, bits: &[u8], (k, n): (usize, usize), par_min: usize, out: &mut [u8], one: F) -> CodeResult<(usize, usize)>
+    where
+        F: Fn(&[u8], &mut [u8]) -> CodeResult<()> + Sync,
+    {
+        let take = bits.len().min((out.len() / n * k + k - 1).saturating_sub(self.0.len()));
+        let bits = &bits[..take];
+        check_bits(bits)?;
+        let written = (self.0.len() + take) / k * n;
+        self.encode_whole(bits, (k, n), par_min, &mut out[..written], one)?;
+        Ok((take, written))
+    }
+
+    /// Encode into `out`, exactly the blocks that the waiting bits and `bits` complete.
+    fn encode_whole<F>(&mut self, bits: &[u8], (k, n): (usize, usize), par_min: usize, mut out: &mut [u8], one: F) -> CodeResult<()>
     where
         F: Fn(&[u8], &mut [u8]) -> CodeResult<()> + Sync,
     {
@@ -107,22 +124,28 @@ impl Pending {
             if self.0.len() < k {
                 return Ok(());
             }
-            let at = out.len();
-            out.resize(at + n, 0);
-            one(&self.0, &mut out[at..])?;
+            let (first, others) = out.split_at_mut(n);
+            one(&self.0, first)?;
             self.0.clear();
+            out = others;
         }
         let whole = rest.len() / k;
-        let at = out.len();
-        out.resize(at + whole * n, 0);
-        let (outs, ins) = (&mut out[at..], &rest[..whole * k]);
+        let ins = &rest[..whole * k];
         if whole < par_min.max(2) {
-            outs.chunks_exact_mut(n).zip(ins.chunks_exact(k)).try_for_each(|(o, b)| one(b, o))?;
+            out.chunks_exact_mut(n).zip(ins.chunks_exact(k)).try_for_each(|(o, b)| one(b, o))?;
         } else {
-            outs.par_chunks_exact_mut(n).zip(ins.par_chunks_exact(k)).try_for_each(|(o, b)| one(b, o))?;
+            out.par_chunks_exact_mut(n).zip(ins.par_chunks_exact(k)).try_for_each(|(o, b)| one(b, o))?;
         }
         self.0.extend_from_slice(&rest[whole * k..]);
         Ok(())
+    }
+}
+
+/// Information bits must be 0 or 1.
+fn check_bits(bits: &[u8]) -> CodeResult<()> {
+    match first_non_bit(bits) {
+        Some(i) => Err(invalid!("input bit at index {i} is {}, not 0 or 1", bits[i])),
+        None => Ok(()),
     }
 }
 
@@ -158,5 +181,18 @@ mod tests {
         assert!(e.contains("three ones") && out == before, "{e}");
         let e = pending.encode(&[0, 3], (3, 4), 1, &mut out, parity_block).unwrap_err().to_string();
         assert!(e.contains("index 1 is 3") && out == before, "{e}");
+    }
+
+    #[test]
+    fn straight_into_a_slice_takes_what_fits() {
+        let mut pending = Pending::default();
+        let mut out = [9u8; 9];
+        // Room for two blocks: it takes the bits of two and two of a third.
+        assert_eq!(pending.encode_into(&[1, 0, 0, 0, 1, 1, 0, 1, 0, 1], (3, 4), 1, &mut out, parity_block).unwrap(), (8, 8));
+        assert_eq!(&out, &[1, 0, 0, 1, 0, 1, 1, 0, 9]);
+        // No room: a bit that completes the waiting block is not taken.
+        assert_eq!(pending.encode_into(&[0], (3, 4), 1, &mut out[..3], parity_block).unwrap(), (0, 0));
+        assert_eq!(pending.encode_into(&[0], (3, 4), 1, &mut out[..4], parity_block).unwrap(), (1, 4));
+        assert_eq!((&out[..4], pending.is_empty()), (&[0, 1, 0, 1][..], true));
     }
 }

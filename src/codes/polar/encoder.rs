@@ -49,6 +49,11 @@ impl Encoder for PolarEncoder {
         self.pending.encode(bits, (spec.payload_len(), spec.n()), PAR_MIN_CODEWORDS, out, |p, x| spec.encode(p, x))
     }
 
+    fn encode_into(&mut self, bits: &[u8], out: &mut [u8]) -> CodeResult<Option<(usize, usize)>> {
+        let spec = &self.spec;
+        self.pending.encode_into(bits, (spec.payload_len(), spec.n()), PAR_MIN_CODEWORDS, out, |p, x| spec.encode(p, x)).map(Some)
+    }
+
     fn at_boundary(&self) -> bool {
         self.pending.is_empty()
     }

@@ -55,13 +55,23 @@ pub fn encode_block(code: &TurboCode, bits: &[u8], out: &mut [u8]) {
     }
 }
 
+/// [`encode_block`] of `code` as [`Pending`] takes it.
+fn block_of(code: &TurboCode) -> impl Fn(&[u8], &mut [u8]) -> CodeResult<()> + Sync + '_ {
+    move |info, coded| {
+        encode_block(code, info, coded);
+        Ok(())
+    }
+}
+
 impl Encoder for TurboEncoder {
     fn encode(&mut self, bits: &[u8], out: &mut Vec<u8>) -> CodeResult<()> {
         let code = &self.code;
-        self.pending.encode(bits, (code.k(), code.coded_len()), 1, out, |info, coded| {
-            encode_block(code, info, coded);
-            Ok(())
-        })
+        self.pending.encode(bits, (code.k(), code.coded_len()), 1, out, block_of(code))
+    }
+
+    fn encode_into(&mut self, bits: &[u8], out: &mut [u8]) -> CodeResult<Option<(usize, usize)>> {
+        let code = &self.code;
+        self.pending.encode_into(bits, (code.k(), code.coded_len()), 1, out, block_of(code)).map(Some)
     }
 
     fn at_boundary(&self) -> bool {

@@ -260,6 +260,11 @@ impl Encoder for TransportEncoder {
         self.pending.encode(bits, (tb.a, tb.g), 1, out, |info, sent| tb.encode_into(info, sent))
     }
 
+    fn encode_into(&mut self, bits: &[u8], out: &mut [u8]) -> CodeResult<Option<(usize, usize)>> {
+        let tb = &self.tb;
+        self.pending.encode_into(bits, (tb.a, tb.g), 1, out, |info, sent| tb.encode_into(info, sent)).map(Some)
+    }
+
     fn at_boundary(&self) -> bool {
         self.pending.is_empty()
     }
