@@ -215,6 +215,10 @@ fn framings_that_differ_are_named() {
     push.send(seq(1, 0, false, &ramp(8)), 0).unwrap();
     let e = receive(source).unwrap_err();
     assert!(e.contains("starts with a seq header"), "{e}");
+    // A sender of its own: PUSH could deal the next message to the first
+    // receiver's connection while it closes, and it would be lost.
+    let address = free_address();
+    let (_ctx2, push) = plain(zmq::PUSH, &address, true);
     let source = ZmqSource::<i8>::new(Pattern::PushPull, &address, false, 16, Framing::Seq, 1, Some(10)).unwrap();
     push.send(vec![1u8; 40], 0).unwrap();
     let e = receive(source).unwrap_err();

@@ -3,10 +3,8 @@
 
 use super::spec::PolarSpec;
 use super::transform::{bit, words};
-use crate::codes::bits::first_non_bit;
-use crate::codes::encode::Encoder;
-use crate::codes::error::{CodeResult, invalid};
-use rayon::prelude::*;
+use crate::codes::encode::{Encoder, Pending};
+use crate::codes::error::CodeResult;
 
 /// Codewords below this many are encoded on the calling thread.
 const PAR_MIN_CODEWORDS: usize = 64;
@@ -30,13 +28,13 @@ const PAR_MIN_CODEWORDS: usize = 64;
 #[derive(Debug, Clone)]
 pub struct PolarEncoder {
     spec: PolarSpec,
-    pending: Vec<u8>,
+    pending: Pending,
 }
 
 impl PolarEncoder {
     /// An encoder of `spec`'s codewords.
     pub fn new(spec: PolarSpec) -> Self {
-        Self { spec, pending: Vec::new() }
+        Self { spec, pending: Pending::default() }
     }
 
     /// What it encodes.
@@ -45,43 +43,15 @@ impl PolarEncoder {
     }
 }
 
-/// Encode whole payloads `bits` (a multiple of the payload length) into
-/// `out` (N bits for each), on all cores when there are many.
-fn encode_all(spec: &PolarSpec, bits: &[u8], out: &mut [u8]) -> CodeResult<()> {
-    let (k, n) = (spec.payload_len(), spec.n());
-    let one = |(x, p): (&mut [u8], &[u8])| spec.encode(p, x);
-    if bits.len() / k < PAR_MIN_CODEWORDS {
-        out.chunks_mut(n).zip(bits.chunks(k)).try_for_each(one)
-    } else {
-        out.par_chunks_mut(n).zip(bits.par_chunks(k)).try_for_each(one)
-    }
-}
-
 impl Encoder for PolarEncoder {
     fn encode(&mut self, bits: &[u8], out: &mut Vec<u8>) -> CodeResult<()> {
-        if let Some(i) = first_non_bit(bits) {
-            return Err(invalid!("input bit at index {i} is {}, not 0 or 1", bits[i]));
-        }
-        let (k, n) = (self.spec.payload_len(), self.spec.n());
-        let mut rest = bits;
-        if !self.pending.is_empty() {
-            let take = rest.len().min(k - self.pending.len());
-            self.pending.extend_from_slice(&rest[..take]);
-            rest = &rest[take..];
-            if self.pending.len() < k {
-                return Ok(());
-            }
-            let at = out.len();
-            out.resize(at + n, 0);
-            self.spec.encode(&self.pending, &mut out[at..])?;
-            self.pending.clear();
-        }
-        let whole = rest.len() / k * k;
-        let at = out.len();
-        out.resize(at + whole / k * n, 0);
-        encode_all(&self.spec, &rest[..whole], &mut out[at..])?;
-        self.pending.extend_from_slice(&rest[whole..]);
-        Ok(())
+        let spec = &self.spec;
+        self.pending.encode(bits, (spec.payload_len(), spec.n()), PAR_MIN_CODEWORDS, out, |p, x| spec.encode(p, x))
+    }
+
+    fn encode_into(&mut self, bits: &[u8], out: &mut [u8]) -> CodeResult<Option<(usize, usize)>> {
+        let spec = &self.spec;
+        self.pending.encode_into(bits, (spec.payload_len(), spec.n()), PAR_MIN_CODEWORDS, out, |p, x| spec.encode(p, x)).map(Some)
     }
 
     fn at_boundary(&self) -> bool {

@@ -2,10 +2,8 @@
 //! 3K + 4m bits in the family's [`Layout`].
 
 use super::code::{Layout, TurboCode};
-use crate::codes::bits::first_non_bit;
-use crate::codes::encode::Encoder;
-use crate::codes::error::{CodeError, CodeResult};
-use rayon::prelude::*;
+use crate::codes::encode::{Encoder, Pending};
+use crate::codes::error::CodeResult;
 
 /// Encodes a stream of information bits block by block; bits of an
 /// unfinished block wait for the rest.
@@ -27,13 +25,13 @@ use rayon::prelude::*;
 #[derive(Debug, Clone)]
 pub struct TurboEncoder {
     code: TurboCode,
-    pending: Vec<u8>,
+    pending: Pending,
 }
 
 impl TurboEncoder {
     /// An encoder of `code`.
     pub fn new(code: TurboCode) -> Self {
-        Self { code, pending: Vec::new() }
+        Self { code, pending: Pending::default() }
     }
 
     /// The code.
@@ -46,45 +44,34 @@ impl TurboEncoder {
 pub fn encode_block(code: &TurboCode, bits: &[u8], out: &mut [u8]) {
     let l: Layout = code.layout();
     let (k, t) = (l.k, code.trellis());
-    let perm = code.permutation();
-    let (mut z1, mut z2) = (Vec::with_capacity(k), Vec::with_capacity(k));
+    let interleaved: Vec<u8> = code.permutation().iter().map(|&p| bits[p as usize]).collect();
     let (mut tail1, mut tail2) = (Vec::with_capacity(l.m), Vec::with_capacity(l.m));
-    t.encode(bits.iter().copied(), &mut z1, &mut tail1);
-    t.encode(perm.iter().map(|&p| bits[p as usize]), &mut z2, &mut tail2);
     out[..k].copy_from_slice(bits);
-    out[l.stream_start(1)..][..k].copy_from_slice(&z1);
-    out[l.stream_start(2)..][..k].copy_from_slice(&z2);
+    t.encode(bits, &mut out[l.stream_start(1)..][..k], &mut tail1);
+    t.encode(&interleaved, &mut out[l.stream_start(2)..][..k], &mut tail2);
     for (j, &(x, z)) in tail1.iter().chain(&tail2).enumerate() {
         out[l.tail(2 * j)] = x;
         out[l.tail(2 * j + 1)] = z;
     }
 }
 
+/// [`encode_block`] of `code` as [`Pending`] takes it.
+fn block_of(code: &TurboCode) -> impl Fn(&[u8], &mut [u8]) -> CodeResult<()> + Sync + '_ {
+    move |info, coded| {
+        encode_block(code, info, coded);
+        Ok(())
+    }
+}
+
 impl Encoder for TurboEncoder {
     fn encode(&mut self, bits: &[u8], out: &mut Vec<u8>) -> CodeResult<()> {
-        if let Some(i) = first_non_bit(bits) {
-            return Err(CodeError::InvalidParameter(format!("input bit at index {i} is {}, not 0 or 1", bits[i])));
-        }
-        let (k, n) = (self.code.k(), self.code.coded_len());
-        let mut rest = bits;
-        if !self.pending.is_empty() {
-            let take = rest.len().min(k - self.pending.len());
-            self.pending.extend_from_slice(&rest[..take]);
-            rest = &rest[take..];
-            if self.pending.len() == k {
-                let start = out.len();
-                out.resize(start + n, 0);
-                encode_block(&self.code, &self.pending, &mut out[start..]);
-                self.pending.clear();
-            }
-        }
-        let whole = rest.len() / k;
-        let start = out.len();
-        out.resize(start + whole * n, 0);
         let code = &self.code;
-        out[start..].par_chunks_mut(n).zip(rest.par_chunks_exact(k)).for_each(|(o, b)| encode_block(code, b, o));
-        self.pending.extend_from_slice(&rest[whole * k..]);
-        Ok(())
+        self.pending.encode(bits, (code.k(), code.coded_len()), 1, out, block_of(code))
+    }
+
+    fn encode_into(&mut self, bits: &[u8], out: &mut [u8]) -> CodeResult<Option<(usize, usize)>> {
+        let code = &self.code;
+        self.pending.encode_into(bits, (code.k(), code.coded_len()), 1, out, block_of(code)).map(Some)
     }
 
     fn at_boundary(&self) -> bool {

@@ -269,8 +269,19 @@ impl RateMatch {
         if let Some(i) = first_non_bit(coded) {
             return Err(invalid!("coded bit at index {i} is {}, not 0 or 1", coded[i]));
         }
-        out.extend(self.indices.iter().map(|&i| coded[i as usize]));
+        let at = out.len();
+        out.resize(at + self.e(), 0);
+        self.gather(coded, &mut out[at..]);
         Ok(())
+    }
+
+    /// [`Self::select`] into `out` (E entries) for coded bits the encoder
+    /// just made, unchecked: the transport chain's inner loop.
+    pub(super) fn gather(&self, coded: &[u8], out: &mut [u8]) {
+        debug_assert_eq!((coded.len(), out.len()), (self.coded_len(), self.e()));
+        for (o, &i) in out.iter_mut().zip(&self.indices) {
+            *o = coded[i as usize];
+        }
     }
 
     /// De-rate-match: set `out` (3·(K + 4) entries, the `[d0 | d1 | d2]`

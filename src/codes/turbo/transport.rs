@@ -9,10 +9,11 @@ use crate::codes::crc::CRC24A;
 use super::encoder::encode_block;
 use super::rate_match::RateMatch;
 use super::segment::{MAX_B, Segmentation};
-use crate::codes::encode::Encoder;
+use crate::codes::encode::{Encoder, Pending};
 use crate::codes::error::{CodeError, CodeResult, invalid};
 use crate::codes::framing::MAX_UNIT_ITEMS;
 use crate::codes::llr::Llr;
+use rayon::prelude::*;
 
 /// LLR given to bits the receiver knows are 0 (the filler and the parity
 /// the encoder makes of it): large against any channel LLR, small enough
@@ -139,20 +140,39 @@ impl TransportBlock {
         &self.blocks
     }
 
-    /// Encode one transport block (A bits, 0 or 1), appending its G bits.
+    /// Encode one transport block (A bits, 0 or 1), appending its G bits;
+    /// its code blocks on all cores.
     pub fn encode(&self, bits: &[u8], out: &mut Vec<u8>) -> CodeResult<()> {
         if bits.len() != self.a {
             return Err(CodeError::LengthMismatch(format!("a transport block of A = {} bits was given {}", self.a, bits.len())));
         }
+        let at = out.len();
+        out.resize(at + self.g, 0);
+        let r = self.encode_into(bits, &mut out[at..]);
+        if r.is_err() {
+            out.truncate(at);
+        }
+        r
+    }
+
+    /// [`Self::encode`] into `out` (G entries) of A bits.
+    fn encode_into(&self, bits: &[u8], out: &mut [u8]) -> CodeResult<()> {
         let mut with_crc = Vec::with_capacity(self.seg.b);
         CRC24A.attach(bits, &mut with_crc);
-        let mut coded = Vec::new();
-        for (block, info) in self.blocks.iter().zip(self.seg.segment(&with_crc)?) {
-            coded.clear();
-            coded.resize(block.code.coded_len(), 0);
-            encode_block(&block.code, &info, &mut coded);
-            block.rm.select(&coded, out)?;
+        let infos = self.seg.segment(&with_crc)?;
+        // Each code block's E bits, cut in order: the blocks are independent.
+        let mut shares = Vec::with_capacity(self.blocks.len());
+        let mut rest = out;
+        for b in &self.blocks {
+            let (share, tail) = rest.split_at_mut(b.rm.e());
+            shares.push(share);
+            rest = tail;
         }
+        self.blocks.par_iter().zip(infos).zip(shares).for_each(|((block, info), share)| {
+            let mut coded = vec![0; block.code.coded_len()];
+            encode_block(&block.code, &info, &mut coded);
+            block.rm.gather(&coded, share);
+        });
         Ok(())
     }
 
@@ -222,29 +242,27 @@ impl TransportBlock {
 /// waits for its remaining bits.
 pub struct TransportEncoder {
     tb: TransportBlock,
-    pending: Vec<u8>,
+    pending: Pending,
 }
 
 impl TransportEncoder {
     /// The encoder of `tb`'s chain.
     pub fn new(tb: TransportBlock) -> Self {
-        Self { tb, pending: Vec::new() }
+        Self { tb, pending: Pending::default() }
     }
 }
 
 impl Encoder for TransportEncoder {
+    /// The transport blocks of a call on all cores, and within each its code
+    /// blocks.
     fn encode(&mut self, bits: &[u8], out: &mut Vec<u8>) -> CodeResult<()> {
-        if let Some(i) = crate::codes::bits::first_non_bit(bits) {
-            return Err(invalid!("input bit at index {i} is {}, not 0 or 1", bits[i]));
-        }
-        self.pending.extend_from_slice(bits);
-        let a = self.tb.a;
-        let whole = self.pending.len() / a * a;
-        for block in self.pending[..whole].chunks(a) {
-            self.tb.encode(block, out)?;
-        }
-        self.pending.drain(..whole);
-        Ok(())
+        let tb = &self.tb;
+        self.pending.encode(bits, (tb.a, tb.g), 1, out, |info, sent| tb.encode_into(info, sent))
+    }
+
+    fn encode_into(&mut self, bits: &[u8], out: &mut [u8]) -> CodeResult<Option<(usize, usize)>> {
+        let tb = &self.tb;
+        self.pending.encode_into(bits, (tb.a, tb.g), 1, out, |info, sent| tb.encode_into(info, sent)).map(Some)
     }
 
     fn at_boundary(&self) -> bool {
@@ -299,5 +317,23 @@ mod tests {
         let mut units = vec![Vec::new(); 2];
         tb.dematch(&llrs, &mut units).unwrap();
         assert_eq!((units[0].len(), units[1].len()), (3 * 4992 + 12, 3 * (3 * 5056 + 12)));
+    }
+
+    /// Transport blocks encoded together (on all cores) and fed in uneven
+    /// pieces send what each encoded alone sends.
+    #[test]
+    fn a_stream_of_transport_blocks_is_each_block_in_turn() {
+        let tb = TransportBlock::new(20000, 30000, 1).unwrap();
+        let info = bits(5 * 20000, 9);
+        let mut want = Vec::new();
+        for block in info.chunks(20000) {
+            tb.encode(block, &mut want).unwrap();
+        }
+        let (mut enc, mut got) = (TransportEncoder::new(tb), Vec::new());
+        for piece in [&info[..7], &info[7..45000], &info[45000..]] {
+            enc.encode(piece, &mut got).unwrap();
+        }
+        assert!(enc.at_boundary());
+        assert_eq!(got, want);
     }
 }
