@@ -1,17 +1,15 @@
-//! Decoders over several GPUs (`gpu_devices`, `--gpu-devices`): on a machine
-//! with two or more, a decoder spread over all of them gives the bits one
-//! GPU gives, batch order kept, for the convolutional and turbo families;
-//! device lists that name no device, or one twice, are one clear error.
+//! The Viterbi decoder over several GPUs (`gpu_devices`, `--gpu-devices`): on
+//! a machine with two or more, spread over all of them it gives the bits one
+//! GPU gives, batch order kept; a device list naming a device that does not
+//! exist is one clear error.
 //!
 //! These tests need a GPU (two for the spreading). Without one they say
 //! `SKIPPED <name>` and pass, unless `GPUFEC_REQUIRE_GPU=1`.
 
 use gpufec::codes::conv::{ConvSettings, NoisyLlrs, ViterbiMode};
-use gpufec::codes::llr::Llr;
-use gpufec::codes::settings::{Chain, Settings};
-use gpufec::codes::turbo::TurboSettings;
+use gpufec::codes::settings::Settings;
 use gpufec::codes::{Batch, Decoded};
-use gpufec::gpu::{Backend, BackendOptions, DeviceList, PipelineOptions, ViterbiTuning, devices, turbo_decoder, viterbi_decoder};
+use gpufec::gpu::{Backend, BackendOptions, DeviceList, PipelineOptions, ViterbiTuning, devices, viterbi_decoder};
 
 mod common;
 
@@ -45,17 +43,6 @@ fn a_decoder_over_every_gpu_gives_the_bits_of_one() {
     assert!(one == all, "the bits over {found} GPUs differ from one GPU's");
     assert!(about.starts_with(&format!("{found} GPUs")) && about.contains("gpu 1: "), "{about}");
     assert!(tile.group > 0);
-    // Turbo, f32 and i8.
-    let chain = TurboSettings { block: Some(6144), ..Default::default() }.resolve().unwrap();
-    fn turbo<T: Llr>(chain: &gpufec::codes::turbo::TurboChain, o: &BackendOptions) -> Vec<u8> {
-        let llrs = chain.noisy::<T>(6144 * 300, 0.8, 3).unwrap().llrs;
-        let (mut d, _) = turbo_decoder::<T>(chain, 1.0, false, o).unwrap();
-        let mut out = Decoded::default();
-        d.decode(&Batch::uniform(&llrs, 3 * 6144 + 12).unwrap(), &mut out).unwrap();
-        out.bits
-    }
-    assert!(turbo::<f32>(&chain, &options(None)) == turbo::<f32>(&chain, &options(Some(DeviceList::All))));
-    assert!(turbo::<i8>(&chain, &options(None)) == turbo::<i8>(&chain, &options(Some(DeviceList::All))));
 }
 
 #[test]
