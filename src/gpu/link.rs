@@ -11,7 +11,9 @@
 use super::compile::kernels;
 use super::device::cuda;
 use super::memory::{DeviceBuf, Event, PinnedBuf};
-use crate::codes::sim::{FrameSummary, Tally};
+use crate::codes::channel::Awgn;
+use crate::codes::error::CodeResult;
+use crate::codes::sim::{FrameSummary, Tally, noise_seed};
 use cudarc::driver::{CudaContext, CudaFunction, result, sys};
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -22,6 +24,28 @@ const THREADS: u32 = 256;
 /// The Philox key of a 64-bit seed, as `GaussianNoise::new` takes it.
 pub(crate) fn key(seed: u64) -> [u32; 2] {
     [seed as u32, (seed >> 32) as u32]
+}
+
+/// The seeds and channel constants of one point, as every family's channel
+/// kernel takes them: the bits' and the noise's Philox keys, σ, the LLR
+/// gain 2/σ² and the quantizer's scale, computed as the host channel
+/// computes them (`Awgn`), so that both send the same LLRs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PointChannel {
+    pub bits_key: [u32; 2],
+    pub noise_key: [u32; 2],
+    pub sigma: f32,
+    pub gain: f32,
+    pub scale: f32,
+}
+
+impl PointChannel {
+    /// The point at `ebn0_db` for code rate `rate`, bits and noise from
+    /// `seed` (noise from its `noise_seed`), `i8` LLRs quantized by `scale`.
+    pub(crate) fn new(ebn0_db: f64, rate: f64, seed: u64, scale: f32) -> CodeResult<Self> {
+        let awgn = Awgn::new(ebn0_db, rate, noise_seed(seed))?;
+        Ok(Self { bits_key: key(seed), noise_key: key(noise_seed(seed)), sigma: awgn.sigma(), gain: awgn.llr_gain(), scale })
+    }
 }
 
 /// Launch `f` over `items` threads (256 a block) on `stream` with `params`.

@@ -15,14 +15,13 @@
 
 use super::kernel::ViterbiKernel;
 use super::ViterbiTuning;
-use crate::codes::channel::Awgn;
 use crate::codes::conv::{ConvChain, ConvEncoder, ConvSetup, EncoderMode, TileConfig, ViterbiLlr, ViterbiMode};
 use crate::codes::llr::LlrType;
 use crate::codes::error::{CodeResult, invalid};
-use crate::codes::sim::{Link, Tally, noise_seed};
+use crate::codes::sim::{Link, Tally};
 use crate::gpu::compile::kernel;
 use crate::gpu::device::{context, cuda, device_error};
-use crate::gpu::link::{CountSlot, DecodedTiles, LinkKernels, key, launch};
+use crate::gpu::link::{CountSlot, DecodedTiles, LinkKernels, PointChannel, launch};
 use crate::gpu::memory::DeviceBuf;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, sys};
 use std::ffi::c_void;
@@ -50,11 +49,7 @@ struct Slot {
 /// The seeds and channel of the point being run, and how far it got.
 #[derive(Debug, Clone, Copy)]
 struct PointState {
-    bits_key: [u32; 2],
-    noise_key: [u32; 2],
-    sigma: f32,
-    gain: f32,
-    scale: f32,
+    ch: PointChannel,
     /// Information bits sent so far.
     sent: i64,
     /// Information bits counted so far.
@@ -139,12 +134,12 @@ impl<T: ViterbiLlr> DeviceConvLink<T> {
         let s = self.stream.cu_stream();
         let slot = &mut self.slots[i];
         let (first_stage, last_stage) = (k0 * t.f as i64 - t.v1 as i64, k1 * t.f as i64 + t.v2 as i64);
-        let info_first = slot.count.bits(&self.common, s, first_stage, last_stage.max(b), st.bits_key)?;
+        let info_first = slot.count.bits(&self.common, s, first_stage, last_stage.max(b), st.ch.bits_key)?;
         // The sent LLRs of the tiles' windows, laid end to end: tile j starts j tiles' LLRs in.
         let g0 = p.kept_before(first_stage as isize) as i64;
         let len = p.kept_before(last_stage as isize) as i64 - g0;
         let (mut out, mut g0v, mut lenv, mut info, mut info_firstv, mut end) = (slot.llr.ptr(), g0, len as u32, slot.count.info_ptr(), info_first, st.sent);
-        let ([mut k0n, mut k1n], mut sigma, mut gain, mut scale) = (st.noise_key, st.sigma, st.gain, st.scale);
+        let ([mut k0n, mut k1n], mut sigma, mut gain, mut scale) = (st.ch.noise_key, st.ch.sigma, st.ch.gain, st.ch.scale);
         let mut params: [*mut c_void; 11] = [
             (&mut out as *mut sys::CUdeviceptr).cast(),
             (&mut g0v as *mut i64).cast(),
@@ -206,18 +201,8 @@ fn llr_defines<T: ViterbiLlr>(setup: &ConvSetup) -> anyhow::Result<Vec<(String, 
 
 impl<T: ViterbiLlr> Link for DeviceConvLink<T> {
     fn start(&mut self, ebn0_db: f64, seed: u64) -> CodeResult<()> {
-        let rate = self.setup.effective_rate()?;
-        let awgn = Awgn::new(ebn0_db, rate, noise_seed(seed))?;
-        let scale = self.setup.quantizer(ebn0_db)?.scale();
-        self.point = Some(PointState {
-            bits_key: key(seed),
-            noise_key: key(noise_seed(seed)),
-            sigma: awgn.sigma(),
-            gain: awgn.llr_gain(),
-            scale,
-            sent: 0,
-            counted: 0,
-        });
+        let ch = PointChannel::new(ebn0_db, self.setup.effective_rate()?, seed, self.setup.quantizer(ebn0_db)?.scale())?;
+        self.point = Some(PointState { ch, sent: 0, counted: 0 });
         Ok(())
     }
 

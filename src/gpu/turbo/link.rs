@@ -11,15 +11,15 @@
 //! counts. Each chunk sends whole blocks, as the host link does.
 
 use super::GpuTurbo;
-use crate::codes::channel::{Awgn, Quantizer, noise_variance};
+use crate::codes::channel::{Quantizer, noise_variance};
 use crate::codes::decode::UnitReport;
 use crate::codes::error::{CodeResult, invalid};
 use crate::codes::llr::{Llr, LlrType};
-use crate::codes::sim::{Link, Tally, noise_seed};
+use crate::codes::sim::{Link, Tally};
 use crate::codes::turbo::{EarlyStop, MaxStar, Sent, TurboChain, TurboCode};
 use crate::gpu::compile::kernel;
 use crate::gpu::device::{context, cuda, device_error};
-use crate::gpu::link::{CountSlot, DecodedTiles, LinkKernels, key};
+use crate::gpu::link::{CountSlot, DecodedTiles, LinkKernels, PointChannel};
 use crate::gpu::memory::PinnedBuf;
 use crate::gpu::pipeline::PipelineOptions;
 use cudarc::driver::{CudaFunction, result, sys};
@@ -31,11 +31,7 @@ const LINK_THREADS: u32 = 256;
 /// The seeds and channel of the point being run, and how far it got.
 #[derive(Debug, Clone, Copy)]
 struct PointState {
-    bits_key: [u32; 2],
-    noise_key: [u32; 2],
-    sigma: f32,
-    gain: f32,
-    scale: f32,
+    ch: PointChannel,
     /// Code blocks sent so far.
     blocks: i64,
 }
@@ -98,10 +94,10 @@ impl<T: Llr> DeviceTurboLink<T> {
         slot.first = first;
         slot.blocks = blocks;
         self.decoder.resident(i, |s, buffers, decode| {
-            let info_first = slot.count.bits(common, s, first * k, (first + blocks as i64) * k, st.bits_key)?;
+            let info_first = slot.count.bits(common, s, first * k, (first + blocks as i64) * k, st.ch.bits_key)?;
             let (mut out, mut pitch, mut count, mut first_block, mut info, mut info_firstv, mut permv) =
                 (buffers.input.ptr(), n as u64, blocks as u32, first, slot.count.info_ptr(), info_first, perm);
-            let ([mut k0, mut k1], mut sigma, mut gain, mut scale) = (st.noise_key, st.sigma, st.gain, st.scale);
+            let ([mut k0, mut k1], mut sigma, mut gain, mut scale) = (st.ch.noise_key, st.ch.sigma, st.ch.gain, st.ch.scale);
             let mut p: [*mut c_void; 12] = [
                 (&mut out as *mut sys::CUdeviceptr).cast(),
                 (&mut pitch as *mut u64).cast(),
@@ -192,9 +188,8 @@ pub fn compile_turbo_link_kernel<T: Llr>(chain: &TurboChain, arch: &str) -> anyh
 impl<T: Llr> Link for DeviceTurboLink<T> {
     fn start(&mut self, ebn0_db: f64, seed: u64) -> CodeResult<()> {
         let rate = self.code.k() as f64 / self.code.coded_len() as f64;
-        let awgn = Awgn::new(ebn0_db, rate, noise_seed(seed))?;
         let scale = Quantizer::matched(noise_variance(ebn0_db, rate)?)?.scale();
-        self.point = Some(PointState { bits_key: key(seed), noise_key: key(noise_seed(seed)), sigma: awgn.sigma(), gain: awgn.llr_gain(), scale, blocks: 0 });
+        self.point = Some(PointState { ch: PointChannel::new(ebn0_db, rate, seed, scale)?, blocks: 0 });
         Ok(())
     }
 
