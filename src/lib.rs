@@ -13,4 +13,5 @@ pub mod gpu;
 pub mod blocks;
 pub mod flowgraph;
 pub mod files;
+pub mod figures;
 pub mod cli;

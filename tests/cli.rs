@@ -61,6 +61,35 @@ fn run_prints_the_backend_and_a_summary() {
     assert!(out.contains("backend cpu;"), "{out}");
 }
 
+/// `run --json FILE` writes the summary's figures, equal to its printed
+/// lines; it may not be a file of the run, and is checked before the run.
+#[test]
+fn run_json_holds_the_summary() {
+    let json = std::env::temp_dir().join(format!("gpufec-cli-{}-run.json", std::process::id()));
+    let json_arg = json.display().to_string();
+    let out = ok(&["run", SHIPPED, "--backend", "cpu", "--set", "source.total=2e5", "--profile", "--json", &json_arg]);
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["format"], "gpufec-run/1");
+    let ber = &doc["ber"][0];
+    let (bits, errors) = (ber["bits"].as_u64().unwrap(), ber["bit_errors"].as_u64().unwrap());
+    assert!(out.contains(&format!("summary: bits {bits}, errors {errors}, ")), "{out}\n{doc}");
+    assert_eq!(bits, 200_000, "{doc}");
+    let (low, high) = (ber["ber_95"][0].as_f64().unwrap(), ber["ber_95"][1].as_f64().unwrap());
+    assert!(low <= ber["ber"].as_f64().unwrap() && ber["ber"].as_f64().unwrap() <= high, "{doc}");
+    assert_eq!(doc["decoders"][0]["backend"], "cpu");
+    assert_eq!(doc["decoders"][0]["bits"].as_u64(), Some(200_000), "{doc}");
+    assert!(doc["blocks"].as_array().is_some_and(|b| !b.is_empty()), "--profile's blocks: {doc}");
+    assert_eq!(doc["interrupted"], false);
+    let _ = std::fs::remove_file(&json);
+    // Not the flowgraph file, not a directory, not where nothing can be written.
+    let copy = temp_file("run-json-input.toml", &std::fs::read_to_string(SHIPPED).unwrap());
+    let before = std::fs::read_to_string(&copy).unwrap();
+    fails(&["run", &copy, "--json", &copy], &["--json would write", "the flowgraph file"]);
+    assert_eq!(std::fs::read_to_string(&copy).unwrap(), before, "the flowgraph file was touched");
+    fails(&["run", SHIPPED, "--json", "/nonexistent-dir/run.json"], &["--json", "/nonexistent-dir"]);
+    fails(&["run", SHIPPED, "--json", "/tmp"], &["--json", "is a directory"]);
+}
+
 #[test]
 fn run_rejects_bad_files_and_settings_in_one_line() {
     fails(&["run", "no/such/file.toml"], &["no/such/file.toml"]);
@@ -377,14 +406,61 @@ fn quiet_runs_and_curves_print_only_their_results() {
     }
 }
 
-/// Ctrl-C during `bench` ends it at once, keeping the rows it measured.
+/// Ctrl-C during `bench` ends it at once, keeping the rows it measured, in
+/// the JSON file too.
 #[test]
 fn ctrl_c_ends_bench_with_the_rows_so_far() {
-    let o = interrupted_by(&["bench", "conv", "--backend", "cpu", "--seconds", "0.3", "--bits", "1e5"], &["-INT"], Watched::Stdout, counted);
+    let json = std::env::temp_dir().join(format!("gpufec-cli-{}-interrupted-bench.json", std::process::id()));
+    let json_arg = json.display().to_string();
+    let o = interrupted_by(&["bench", "conv", "--backend", "cpu", "--seconds", "0.3", "--bits", "1e5", "--json", &json_arg], &["-INT"], Watched::Stdout, counted);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(130), "{out}");
-    assert!(out.lines().any(|l| l.starts_with("tiled f=256") && l.contains("cpu (")), "{out}");
+    let printed = out.lines().filter(|l| l.starts_with("tiled f=256") && l.contains("cpu (")).count();
+    assert!(printed > 0, "{out}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("the rows above are what was measured"), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("the rows so far are written")).unwrap();
+    assert_eq!(doc["rows"].as_array().map(Vec::len), Some(printed), "{doc}");
+    let _ = std::fs::remove_file(&json);
+}
+
+/// `bench --json FILE` keeps every printed row with its figures and units,
+/// the machine and the command; stderr says which row runs (not with
+/// `--quiet`); an unwritable file is refused before anything is measured.
+#[test]
+fn bench_json_keeps_every_row_with_units() {
+    let json = std::env::temp_dir().join(format!("gpufec-cli-{}-bench.json", std::process::id()));
+    let json_arg = json.display().to_string();
+    let args = ["bench", "conv", "--backend", "cpu", "--bits", "3e4", "--seconds", "0", "--threads", "1", "--json", &json_arg];
+    let o = gpufec(&args);
+    let (out, err) = (stdout(&o), String::from_utf8_lossy(&o.stderr).to_string());
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains(&format!("6 rows written to {json_arg}")), "{out}");
+    assert_eq!(err.lines().filter(|l| l.starts_with("measuring: ")).count(), 6, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["format"], "gpufec-bench/1");
+    assert!(doc["machine"]["cores"].as_u64().is_some_and(|c| c >= 1), "{doc}");
+    assert!(doc["command"].as_str().is_some_and(|c| c.contains("--json")), "{doc}");
+    let rows = doc["rows"].as_array().unwrap();
+    let printed: Vec<&str> = out.lines().filter(|l| l.contains("cpu (1 thread")).collect();
+    assert_eq!(rows.len(), printed.len(), "{out}");
+    for (row, line) in rows.iter().zip(&printed) {
+        // "{setup} {llr} 1 thread", printed as "{setup} {llr} {threads} {bits/rep} {Mb/s} ..."
+        let label = row["row"].as_str().unwrap();
+        let setup = label.rsplitn(4, ' ').last().unwrap();
+        assert!(line.starts_with(setup), "{label} / {line}");
+        let figure = &row["figures"][0];
+        assert_eq!((figure["name"].as_str(), figure["unit"].as_str()), (Some("throughput"), Some("Mb/s")), "{row}");
+        // The printed Mb/s is the recorded value, rounded.
+        let shown: f64 = line[setup.len()..].split_whitespace().nth(3).and_then(|w| w.parse().ok()).unwrap_or(f64::NAN);
+        let value = figure["value"].as_f64().unwrap();
+        assert!((value - shown).abs() <= 0.051, "{value} vs {line}");
+    }
+    let o = gpufec(&[&args[..], &["--quiet"]].concat());
+    assert!(o.status.success() && !String::from_utf8_lossy(&o.stderr).contains("measuring"), "{}", String::from_utf8_lossy(&o.stderr));
+    let _ = std::fs::remove_file(&json);
+    let o = gpufec(&["bench", "conv", "--backend", "cpu", "--bits", "3e4", "--seconds", "0", "--json", "/nonexistent-dir/bench.json"]);
+    common::refused(&o, &["--json", "/nonexistent-dir"]);
+    assert!(!stdout(&o).contains("Mb/s"), "measured before refusing: {}", stdout(&o));
 }
 
 /// The turbo family's command line: a short curve of code blocks and of

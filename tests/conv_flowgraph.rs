@@ -26,7 +26,7 @@ fn run_file(llr: &str, sets: &[String], backend: Backend) -> anyhow::Result<Summ
     for s in sets {
         file.apply(&s.parse::<Override>()?)?;
     }
-    let built = build(&file, &BuildOptions { backend: Some(backend), profile: false })?;
+    let built = build(&file, &BuildOptions { backend: Some(backend), profile: false, ..Default::default() })?;
     run(built, Duration::from_secs(3600), &AtomicBool::new(false), |_| {})
 }
 

@@ -280,7 +280,7 @@ fn shipped_flowgraphs_count_what_the_link_simulators_count() {
             for s in *sets {
                 file.apply(&s.parse::<Override>().unwrap()).unwrap();
             }
-            let built = build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: false }).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+            let built = build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: false, ..Default::default() }).unwrap_or_else(|e| panic!("{what}: {e:#}"));
             let (_, code) = built.codes.first().cloned().unwrap_or_else(|| panic!("{what}: the flowgraph names no code"));
             let var = |name: &str| file.vars.get(name).and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64))).unwrap_or_else(|| panic!("{what}: no vars.{name}"));
             let axis = family(case.family).map_or("ebn0_db", |f| f.axis.key);

@@ -17,7 +17,7 @@ fn error_of(text: &str, sets: &[&str]) -> String {
         for s in sets {
             file.apply(&s.parse::<Override>()?)?;
         }
-        build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: false })
+        build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: false, ..Default::default() })
     });
     match result {
         Ok(_) => panic!("{sets:?} was accepted"),
@@ -42,7 +42,7 @@ fn assert_has(message: &str, parts: &[&str]) {
 fn the_shipped_files_build() {
     for (name, text) in [("viterbi_awgn.toml", SHIPPED), ("viterbi_awgn_samples.toml", SAMPLES)] {
         let file = FlowgraphFile::parse(name, text).unwrap();
-        let built = build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: true }).unwrap();
+        let built = build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: true, ..Default::default() }).unwrap();
         assert_eq!(built.ber_sinks.len(), 1);
         assert_eq!(built.probes.len(), 1);
         assert_eq!(built.decoders[0].backend, "cpu");
@@ -60,7 +60,7 @@ fn puncturers_that_keep_every_bit_are_wires() {
         for s in sets {
             file.apply(&s.parse::<Override>().unwrap()).unwrap();
         }
-        let built = build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: true }).unwrap();
+        let built = build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: true, ..Default::default() }).unwrap();
         built.loads.iter().filter(|l| l.load.is_none()).map(|l| l.block.clone()).collect()
     };
     assert_eq!(wired(&[]), ["puncture", "depuncture"]);

@@ -88,7 +88,7 @@ format = "f32"
         soft_path.display()
     );
     let file = FlowgraphFile::parse("soft.toml", &text).unwrap();
-    run(build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: false }).unwrap(), Duration::from_secs(600), &AtomicBool::new(false), |_| {}).unwrap();
+    run(build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: false, ..Default::default() }).unwrap(), Duration::from_secs(600), &AtomicBool::new(false), |_| {}).unwrap();
     let bits = std::fs::read(&bits_path).unwrap();
     let soft: Vec<f32> = std::fs::read(&soft_path).unwrap().chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
     std::fs::remove_dir_all(&dir).unwrap();

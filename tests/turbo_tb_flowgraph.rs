@@ -44,7 +44,7 @@ fn i8_llrs_from_a_framer_decode_several_code_blocks() {
     for s in ["vars.tbs=20000", "vars.coded=30000", "vars.ebn0_db=4", "source.total=200000", "decoder.input=\"units\""] {
         file.apply(&s.parse::<Override>().unwrap()).unwrap();
     }
-    let s = run(build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: false }).unwrap(), Duration::from_secs(600), &AtomicBool::new(false), |_| {}).unwrap();
+    let s = run(build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: false, ..Default::default() }).unwrap(), Duration::from_secs(600), &AtomicBool::new(false), |_| {}).unwrap();
     assert_eq!((s.ber[0].1.bits, s.ber[0].1.bit_errors, s.ber[0].1.frames), (200_000, 0, 10));
     let counts = s.decoders[0].stats.counts();
     // Each unit's iterations are its four code blocks', which stop on their
@@ -98,7 +98,7 @@ fn hostile_fields_are_named() {
         assert!(e.contains("code 'turbo' (turbo)") && want.iter().all(|w| e.contains(w)), "{set}: {e}");
     }
     let text = std::fs::read_to_string(SHIPPED).unwrap();
-    let build_of = |text: &str| build(&FlowgraphFile::parse(SHIPPED, text).unwrap(), &BuildOptions { backend: Some(Backend::Cpu), profile: false });
+    let build_of = |text: &str| build(&FlowgraphFile::parse(SHIPPED, text).unwrap(), &BuildOptions { backend: Some(Backend::Cpu), profile: false, ..Default::default() });
     // Soft output wired to a sink: transport blocks have none.
     let soft = text.replace("\"source > encoder > channel > decoder > probe > ber.decoded\"", "\"source > encoder > channel > decoder\", \"decoder.output > probe > ber.decoded\", \"decoder.soft > soft\"")
         + "\n[blocks.soft]\ntype = \"FileSink\"\npath = \"/dev/null\"\nformat = \"f32\"\n";
@@ -142,7 +142,7 @@ type = "BerSink"
         file.display()
     );
     let file = FlowgraphFile::parse("llrs.toml", &text).unwrap();
-    let built = build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: false }).unwrap();
+    let built = build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: false, ..Default::default() }).unwrap();
     format!("{:#}", run(built, Duration::from_secs(600), &AtomicBool::new(false), |_| {}).expect_err("refused"))
 }
 

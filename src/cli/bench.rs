@@ -49,6 +49,13 @@ pub struct BenchArgs {
     /// makes a decoder's speed depend on it).
     #[arg(long, allow_hyphen_values = true)]
     pub ebn0: Option<f64>,
+    /// Also write every row's figures, with their units, the machine and the
+    /// devices, as JSON to this file (rewritten after each row).
+    #[arg(long)]
+    pub json: Option<std::path::PathBuf>,
+    /// Do not say on stderr which row is being measured.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 /// LLR types a bench measures.
@@ -154,6 +161,18 @@ impl Timing {
     pub fn mbps(&self) -> f64 {
         self.info_bits as f64 / self.seconds.max(1e-12) / 1e6
     }
+
+    /// The figures of a row timed on `threads` CPU threads (0: a GPU): the
+    /// throughput, per thread on the CPU, and the repetition's size.
+    pub fn figures(&self, threads: usize) -> Vec<(&'static str, f64, &'static str)> {
+        let mut f = vec![("throughput", self.mbps(), "Mb/s")];
+        if threads > 0 {
+            f.push(("per thread", self.mbps() / threads as f64, "Mb/s"));
+        }
+        f.push(("bits per repetition", self.info_bits as f64, "bits"));
+        f.push(("fastest repetition", self.seconds, "s"));
+        f
+    }
 }
 
 /// Decode `batch` (`info_bits` information bits) with `decoder`, keeping up to
@@ -174,6 +193,11 @@ pub fn time_decoder<T: Copy + Send + Sync>(decoder: &mut dyn BatchDecoder<T>, ba
         reps += 1;
     }
     Ok(Timing { info_bits, seconds: best })
+}
+
+/// Where a row ran, for its label: the GPU (0 threads) or a count of CPU threads.
+pub fn where_run(threads: usize) -> String {
+    if threads == 0 { "GPU".to_string() } else { crate::codes::words::count_of(threads as u64, "thread") }
 }
 
 /// One row of a bench table.
@@ -206,6 +230,31 @@ impl std::fmt::Display for Row<'_> {
             t => (t.to_string(), format!("{:.1}", self.mbps / t as f64)),
         };
         write!(f, "{:<38} {:>4} {threads:>7} {:>10} {:>9.1} {per_core:>10}  {}", self.setup, self.llr, self.bits, self.mbps, self.describe)
+    }
+}
+
+impl BenchArgs {
+    /// Start keeping the bench's rows ([`crate::figures`]): for `--json` (its
+    /// path checked now, not after minutes of measuring) and for the progress
+    /// on stderr.
+    pub fn start_figures(&self) -> anyhow::Result<()> {
+        if let Some(path) = &self.json {
+            crate::files::check_writable(path).map_err(|e| anyhow::anyhow!("--json: {e}"))?;
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // The devices as the driver lists them; none where there is no driver.
+        let devices: Vec<serde_json::Value> = crate::gpu::devices()
+            .unwrap_or_default()
+            .iter()
+            .map(|d| serde_json::json!({ "index": d.index, "name": d.name, "sms": d.sms, "memory_bytes": d.memory_bytes, "compute_capability": format!("{}.{}", d.compute_capability.0, d.compute_capability.1) }))
+            .collect();
+        let head = crate::figures::head([
+            ("command", std::env::args().collect::<Vec<_>>().join(" ").into()),
+            ("machine", serde_json::json!({ "cpu": cpu_model(), "cores": cores })),
+            ("devices", devices.into()),
+        ]);
+        crate::figures::start(head, self.json.clone(), self.quiet);
+        Ok(())
     }
 }
 

@@ -2,7 +2,7 @@
 //! per configuration, LLR type and thread count, and on a GPU the kernel's
 //! own figures and the paper's tables.
 
-use super::bench::{BenchArgs, LlrSet, Row, Run, time_decoder};
+use super::bench::{BenchArgs, LlrSet, Row, Run, time_decoder, where_run};
 use super::FamilyCli;
 use crate::codes::conv::{ConvChain, ConvSetup, ConvSettings, DEFAULT_GROUP, FrameConfig, NoisyLlrs, TileConfig, ViterbiLlr, ViterbiMode, default_tile};
 use crate::codes::decode::Batch;
@@ -126,12 +126,15 @@ fn rows<T: ViterbiLlr>(conv: &ConvSetup, on_load: bool, setup: &Setup, ebn0: f64
     let on_load = on_load && matches!(setup.mode, ViterbiMode::Tiled(_));
     let (units, info) = NoisyLlrs::<T>::new(conv, ebn0, 1)?.units(setup.mode, on_load, run.bits)?;
     for &threads in &run.threads {
+        let label = format!("{} {} {}", setup.name, T::NAME, where_run(threads));
+        crate::figures::measuring(&label);
         let pipeline = PipelineOptions { slots: run.slots, devices: run.devices.clone(), ..Default::default() };
         let options = BackendOptions { backend: run.backend, cpu_threads: threads, pipeline };
         let (mut decoder, _) = viterbi_decoder::<T>(conv.trellis.clone(), setup.mode, on_load.then_some(&conv.puncture), &options, ViterbiTuning::default())
             .with_context(|| format!("--backend {}", run.backend))?;
         let batch = Batch::uniform(&units, decoder.shapes()[0].items)?;
         let timing = time_decoder(decoder.as_mut(), &batch, info, run.budget)?;
+        crate::figures::row("decoders", label, &timing.figures(threads))?;
         println!("{}", Row { setup: &setup.name, llr: T::NAME, threads, bits: info, mbps: timing.mbps(), describe: decoder.describe() });
     }
     Ok(())

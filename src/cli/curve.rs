@@ -140,12 +140,13 @@ pub fn point_line(axis: Axis, p: &Point) -> String {
     line
 }
 
-fn progress_line(axis: Axis, p: &Progress) -> String {
+/// `bar` (empty in a log) and `of` (point i of n) lead the line.
+fn progress_line(axis: Axis, p: &Progress, bar: &str, of: &str) -> String {
     let q = &p.point;
     let secs = p.elapsed.as_secs_f64().max(1e-9);
     let eta = p.eta.map_or("?".to_string(), |d| format!("{:.0} s", d.as_secs_f64().ceil()));
     format!(
-        "  {}: {} bits, {} errors, BER {}, {:.2} Mb/s, ETA {eta}",
+        "  {bar}{of}{}: {} bits, {} errors, BER {}, {:.2} Mb/s, ETA {eta}",
         axis.at(q.x),
         q.bits,
         q.bit_errors,
@@ -188,8 +189,13 @@ pub fn run_curve(
     let status = StatusLine::new(args.quiet);
     let every = status.tick(Duration::from_millis(250), Duration::from_secs(5));
     interrupt::install(interrupt::OnSignal::Report);
-    for &x in &grid.0 {
-        let point = run_point(link, x, args.seed, stop, interrupt::flag(), every, |p| status.show(&progress_line(axis, p)));
+    for (i, &x) in grid.0.iter().enumerate() {
+        let of = if grid.0.len() > 1 { format!("point {} of {}, ", i + 1, grid.0.len()) } else { String::new() };
+        let point = run_point(link, x, args.seed, stop, interrupt::flag(), every, |p| {
+            // The share of whichever limit is nearer.
+            let done = (p.point.bits as f64 / stop.max_bits as f64).max(p.point.bit_errors as f64 / stop.max_errors as f64);
+            status.show(&progress_line(axis, p, &status.bar(done), &of))
+        });
         status.clear();
         curve.points.push(point?);
         let last = curve.points.last().copied().unwrap_or_default();

@@ -20,6 +20,7 @@ mod polar;
 mod run;
 mod settings;
 mod status_line;
+mod run_json;
 mod sync;
 mod turbo;
 
@@ -90,8 +91,17 @@ fn dispatch(m: &ArgMatches) -> anyhow::Result<bool> {
             let args = BenchArgs::from_arg_matches(m)?;
             let given = settings::given(m, f.family.fields);
             let code = settings::resolve(f.family, given.clone())?;
+            args.start_figures()?;
             interrupt::install(interrupt::OnSignal::Quit);
-            (f.bench)(code.as_ref(), &given, &args).map(|()| false)
+            let done = (f.bench)(code.as_ref(), &given, &args);
+            let rows = crate::figures::finish();
+            if let (Ok(()), Some(path)) = (&done, &args.json) {
+                match rows.len() {
+                    0 => println!("no row was measured: {} not written", path.display()),
+                    n => println!("{} written to {}", crate::codes::words::count_of(n as u64, "row"), path.display()),
+                }
+            }
+            done.map(|()| false)
         }
         Some(("plot", sub)) => plot::plot(&plot::PlotArgs::from_arg_matches(sub)?).map(|()| false),
         Some(("info", _)) => info::info().map(|()| false),

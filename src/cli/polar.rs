@@ -4,7 +4,7 @@
 //! messages end to end through the decoder contract.
 
 use super::FamilyCli;
-use super::bench::{BenchArgs, LlrSet, Run, time_decoder};
+use super::bench::{BenchArgs, LlrSet, Run, time_decoder, where_run};
 use crate::codes::decode::Batch;
 use crate::codes::llr::{Llr, LlrType};
 use crate::codes::polar::nr::Combine;
@@ -57,9 +57,12 @@ fn rows<T: Llr + Combine>(chain: &PolarChain, ebn0: f64, run: &Run) -> anyhow::R
     let noisy = chain.noisy::<T>((units * frame) as u64, ebn0, 1)?;
     println!("bench polar: {}, {} LLRs at Eb/N0 {ebn0} dB, {units} units per repetition", chain.describe(), T::NAME);
     for &threads in &run.threads {
+        let label = format!("{} {}", T::NAME, where_run(threads));
+        crate::figures::measuring(&label);
         let options = BackendOptions { backend: run.backend, cpu_threads: threads, pipeline: PipelineOptions { slots: run.slots, ..Default::default() } };
         let (mut dec, _) = polar_decoder::<T>(chain, false, &options)?;
         let timing = time_decoder(dec.as_mut(), &Batch::uniform(&noisy.llrs, chain.unit_llrs())?, (units * frame) as u64, run.budget)?;
+        crate::figures::row("decoders", label, &timing.figures(threads))?;
         let per_core = if threads > 0 { format!(", {:.2} Mb/s per thread", timing.mbps() / threads as f64) } else { String::new() };
         println!("{:.2} Mb/s  {threads} threads{per_core}  {}", timing.mbps(), dec.describe());
     }

@@ -55,6 +55,10 @@ pub struct RunArgs {
     /// header, the dashboard's URL, the summary) and errors.
     #[arg(long, short)]
     quiet: bool,
+    /// Also write the run's summary (every probe, BER sink, decoder, file
+    /// and, with --profile, block) as JSON to this file when the run ends.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
 }
 
 /// Run `gpufec run`; whether Ctrl-C ended it.
@@ -67,7 +71,12 @@ pub fn run(a: RunArgs) -> anyhow::Result<bool> {
     }
     // The dashboard shows each block's share of the busy time.
     let profile = a.profile || dashboard.is_some();
-    let built = crate::flowgraph::build(&file, &BuildOptions { backend: a.backend, profile })?;
+    if let Some(path) = &a.json {
+        // Refused now, not after the run.
+        crate::files::check_writable(path).map_err(|e| anyhow::anyhow!("--json: {e}"))?;
+    }
+    let also_writes = a.json.iter().map(|path| crate::files::Use::new("--json", path)).collect();
+    let built = crate::flowgraph::build(&file, &BuildOptions { backend: a.backend, profile, also_writes })?;
     let title = format!("{}{}", file.label, file.description.as_ref().map(|d| format!(" ({d})")).unwrap_or_default());
     println!("flowgraph: {title}");
     let codes = built.codes.iter().map(|(name, code)| format!("code '{name}': {} {}", code.family(), code.describe()));
@@ -75,7 +84,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<bool> {
     for line in &about {
         println!("{line}");
     }
-    let control = dashboard.as_mut().map(|d| d.serve(title, about));
+    let control = dashboard.as_mut().map(|d| d.serve(title.clone(), about.clone()));
     if let Some(d) = &dashboard {
         println!("dashboard: {} (values: {}api/dashboard, FutureSDR's control port: {}api/fg/)", d.url(), d.url(), d.url());
     }
@@ -100,6 +109,10 @@ pub fn run(a: RunArgs) -> anyhow::Result<bool> {
         print_profile(&summary);
     }
     print_summary(&summary);
+    if let Some(path) = &a.json {
+        let text = serde_json::to_string_pretty(&super::run_json::summary_json(&title, &about, &summary))? + "\n";
+        crate::files::replace(path, text.as_bytes()).map_err(|e| anyhow::anyhow!("--json: {e}"))?;
+    }
     Ok(summary.interrupted)
 }
 

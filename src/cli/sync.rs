@@ -4,7 +4,7 @@
 //! symbol, on the CPU (one row per thread count) or the GPU.
 
 use super::FamilyCli;
-use super::bench::{BenchArgs, time_decoder};
+use super::bench::{BenchArgs, time_decoder, where_run};
 use crate::codes::decode::Batch;
 use crate::codes::settings::Chain;
 use crate::codes::sync::{SyncChain, SyncMapDecoder};
@@ -50,6 +50,8 @@ fn bench(code: &dyn Code, _given: &Map<String, Value>, args: &BenchArgs) -> anyh
         reference.gamma_bytes() / 1024
     );
     for &threads in &run.threads {
+        let label = where_run(threads);
+        crate::figures::measuring(&label);
         let options = BackendOptions { backend: run.backend, cpu_threads: threads, ..Default::default() };
         let (mut dec, _) = sync_decoder::<u8>(chain.code(), chain.params(), chain.stream_config(), 1.0, false, &options)?;
         let batch_frames = dec.limit().units;
@@ -58,6 +60,9 @@ fn bench(code: &dyn Code, _given: &Map<String, Value>, args: &BenchArgs) -> anyh
         let items: Vec<u8> = windows.iter().copied().cycle().take(used * chain.window()).collect();
         let timing = time_decoder(dec.as_mut(), &Batch::uniform(&items, chain.window())?, (used * k) as u64, run.budget)?;
         let fps = timing.mbps() * 1e6 / k as f64;
+        let mut figures = timing.figures(threads);
+        figures.push(("frames", fps, "frames/s"));
+        crate::figures::row("decoders", label, &figures)?;
         println!("{:.3} Mb/s  {fps:.0} frames/s  {threads} threads  {}", timing.mbps(), dec.describe());
     }
     Ok(())

@@ -3,7 +3,7 @@
 //! for transport blocks, the whole decoder path end to end on either.
 
 use super::FamilyCli;
-use super::bench::{BenchArgs, LlrSet, Run, time_decoder};
+use super::bench::{BenchArgs, LlrSet, Run, time_decoder, where_run};
 use crate::codes::decode::Batch;
 use crate::codes::llr::{Llr, LlrType};
 use crate::codes::turbo::decoder::Precision;
@@ -72,10 +72,13 @@ fn bench_blocks<T: Llr>(chain: &TurboChain, code: &TurboCode, ebn0: f64, run: &R
     let llrs = chain.noisy::<T>((blocks * code.k()) as u64, ebn0, 1)?.llrs;
     println!("bench turbo: K={} ({}), {} LLRs at Eb/N0 {ebn0} dB, {blocks} blocks per repetition", code.k(), chain.config().describe(), T::NAME);
     for &threads in &run.threads {
+        let label = format!("K={} {} {}", code.k(), T::NAME, where_run(threads));
+        crate::figures::measuring(&label);
         let pipeline = PipelineOptions { slots: run.slots, devices: run.devices.clone(), ..Default::default() };
         let options = BackendOptions { backend: run.backend, cpu_threads: threads, pipeline };
         let (mut dec, _) = turbo_decoder::<T>(chain, 1.0, false, &options)?;
         let timing = time_decoder(dec.as_mut(), &Batch::uniform(&llrs, code.coded_len())?, (blocks * code.k()) as u64, run.budget)?;
+        crate::figures::row("code blocks", label, &timing.figures(threads))?;
         println!("{:.2} Mb/s  {threads} threads  {}", timing.mbps(), dec.describe());
     }
     Ok(())
@@ -103,6 +106,8 @@ fn bench_transport<T: Llr>(chain: &TurboChain, tb: &TransportBlock, ebn0: f64, r
         T::NAME,
         dec.describe()
     );
+    let label = format!("transport blocks A={} G={} {} {}", tb.a(), tb.g(), T::NAME, where_run(threads));
+    crate::figures::measuring(&label);
     let timing = time_decoder(dec.as_mut(), &Batch::uniform(&llrs, tb.g())?, (count * tb.a()) as u64, run.budget)?;
     // What crosses to the decoder per information bit: the received LLRs, or
     // 3K + 12 f32 LLRs per code block.
@@ -110,6 +115,10 @@ fn bench_transport<T: Llr>(chain: &TurboChain, tb: &TransportBlock, ebn0: f64, r
         (true, Dematching::OnLoad) => tb.g() * size_of::<T>(),
         _ => tb.blocks().iter().map(|k| 4 * (3 * k + 12)).sum(),
     };
-    println!("end to end: {:.1} Mb/s ({:.2} LLR bytes per information bit handed to the code block decoders)", timing.mbps(), bytes as f64 / tb.a() as f64);
+    let per_bit = bytes as f64 / tb.a() as f64;
+    let mut figures = timing.figures(threads);
+    figures.push(("LLR bytes per information bit to the code block decoders", per_bit, "B/bit"));
+    crate::figures::row("transport blocks end to end", label, &figures)?;
+    println!("end to end: {:.1} Mb/s ({per_bit:.2} LLR bytes per information bit handed to the code block decoders)", timing.mbps());
     Ok(())
 }

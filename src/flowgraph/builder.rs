@@ -15,12 +15,15 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 /// Choices the caller makes for the whole flowgraph.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct BuildOptions {
     /// Backend for every decoder block, overriding their `backend` parameter.
     pub backend: Option<Backend>,
     /// Time every block's work calls, for a per-block profile of the run.
     pub profile: bool,
+    /// Files the command writes beside the blocks (`run --json`): refused
+    /// with theirs when one is a file of the run.
+    pub also_writes: Vec<Use>,
 }
 
 /// A block whose parameters passed their checks.
@@ -42,7 +45,7 @@ pub fn build(file: &FlowgraphFile, options: &BuildOptions) -> anyhow::Result<Bui
     let codes = file.codes.iter().map(|c| resolve_code(file, c)).collect::<anyhow::Result<Vec<_>>>()?;
     let checked = file.blocks.iter().map(|b| check_block(file, b)).collect::<anyhow::Result<Vec<_>>>()?;
     let edges = plan_edges(file, &checked)?;
-    refuse_overwriting(file, &checked)?;
+    refuse_overwriting(file, &checked, &options.also_writes)?;
     let mut asm = Assembly::new(options.backend, options.profile, codes);
     let mut ids = vec![None; checked.len()];
     for i in sinks_first(file, &checked, &edges)? {
@@ -88,8 +91,8 @@ fn check_totals(file: &FlowgraphFile, blocks: &[Checked], edges: &[Edge], ids: &
 /// Refuse a sink path that is one of the run's inputs (a block's file, a
 /// code's file, the flowgraph file itself) or another sink's, before any
 /// block opens anything.
-fn refuse_overwriting(file: &FlowgraphFile, blocks: &[Checked]) -> anyhow::Result<()> {
-    let (mut inputs, mut outputs) = (Vec::new(), Vec::new());
+fn refuse_overwriting(file: &FlowgraphFile, blocks: &[Checked], also_writes: &[Use]) -> anyhow::Result<()> {
+    let (mut inputs, mut outputs) = (Vec::new(), also_writes.to_vec());
     if let Some(path) = &file.path {
         inputs.push(Use::new("the flowgraph file", path));
     }

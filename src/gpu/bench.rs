@@ -82,6 +82,21 @@ impl EndToEnd {
         )
     }
 
+    /// The figures of an end-to-end row, for [`crate::figures::row`]: the
+    /// throughput and the time split of [`Self::split_cells`].
+    pub fn figures(&self) -> Vec<(&'static str, f64, &'static str)> {
+        vec![
+            ("end-to-end", self.gbps, "Gb/s"),
+            ("H2D", self.h2d_ms, "ms"),
+            ("kernel", self.kernel_ms, "ms"),
+            ("D2H", self.d2h_ms, "ms"),
+            ("stage", self.stage_ms, "ms"),
+            ("unpack", self.unpack_ms, "ms"),
+            ("wall per batch", self.wall_ms, "ms"),
+            ("overlap", self.overlap_percent(), "%"),
+        ]
+    }
+
     /// The heads of [`Self::split_cells`].
     pub const SPLIT_HEADER: &str = "H2D ms | kernel ms | D2H ms | stage ms | unpack ms | wall ms/batch | overlap";
 }
@@ -156,6 +171,7 @@ fn best_secs(warmups: usize, runs: usize, mut f: impl FnMut() -> anyhow::Result<
 /// to bytes, and of a plain pageable copy for reference, each the best of five
 /// on the pipeline's own host threads.
 pub fn host_floor(device: usize, in_bytes: usize, bits: usize) -> anyhow::Result<()> {
+    crate::figures::measuring("host memory floor");
     let pool = super::host_pool::host_pool(0)?;
     pool.install(|| host_floor_here(device, in_bytes, bits))
 }
@@ -183,13 +199,20 @@ fn host_floor_here(device: usize, in_bytes: usize, bits: usize) -> anyhow::Resul
     })?;
     let gb = |bytes: usize, s: f64| bytes as f64 / s / 1e9;
     let (stage_gb, unpack_gb) = (gb(in_bytes * bits, stage), gb(bits, unpack));
+    let cap = 1.0 / (in_bytes as f64 / stage_gb + 1.0 / unpack_gb);
+    let threads = rayon::current_num_threads();
+    crate::figures::row(
+        "host memory",
+        format!("{} Mbit per batch, {}", bits / 1_000_000, crate::codes::words::count_of(threads as u64, "thread")),
+        &[("stage pageable→pinned", stage_gb, "GB/s"), ("unpack bits→bytes", unpack_gb, "GB/s"), ("pageable copy", gb(in_bytes * bits, copy), "GB/s"), ("end-to-end cap, one host thread", cap, "Gb/s")],
+    )?;
     println!(
         "\nHost memory, {} Mbit per batch on {} threads: stage pageable→pinned {stage_gb:.1} GB/s, unpack bits→bytes {unpack_gb:.1} GB/s (output), \
          pageable copy {:.1} GB/s. Done one after the other, as one host thread does, they cap end-to-end at {:.1} Gb/s.",
         bits / 1_000_000,
-        rayon::current_num_threads(),
+        threads,
         gb(in_bytes * bits, copy),
-        1.0 / (in_bytes as f64 / stage_gb + 1.0 / unpack_gb)
+        cap
     );
     Ok(())
 }
@@ -201,6 +224,7 @@ fn host_floor_here(device: usize, in_bytes: usize, bits: usize) -> anyhow::Resul
 /// (the driver stages it through its own pinned buffers) on 1, 4 and 16 host
 /// threads with a stream each.
 pub fn copy_engine(device: usize, bytes: usize) -> anyhow::Result<()> {
+    crate::figures::measuring("copy engine");
     let ctx = super::device::context(device)?;
     let src: Vec<i8> = random_bytes(bytes, 6);
     let dev = DeviceBuf::new(&ctx, bytes)?;
@@ -263,8 +287,15 @@ pub fn copy_engine(device: usize, bytes: usize) -> anyhow::Result<()> {
         })?;
         Ok(gb(secs))
     };
-    let direct = [1, 4, 16].map(|t| pageable(t).map(|g| format!("{g:.1} GB/s on {t} thread{}", if t > 1 { "s" } else { "" })));
-    let direct = direct.into_iter().collect::<anyhow::Result<Vec<_>>>()?.join(", ");
+    let mut direct = Vec::new();
+    for t in [1, 4, 16] {
+        direct.push((crate::codes::words::count_of(t as u64, "thread"), pageable(t)?));
+    }
+    let mut figures = vec![("write-combined pinned", wc, "GB/s"), ("cached pinned", big, "GB/s"), ("one cached buffer again and again", small, "GB/s")];
+    let names: Vec<String> = direct.iter().map(|(on, _)| format!("from pageable memory on {on}")).collect();
+    figures.extend(names.iter().zip(&direct).map(|(n, &(_, g))| (n.as_str(), g, "GB/s")));
+    crate::figures::row("copy engine, host→device", format!("{} MiB", bytes >> 20), &figures)?;
+    let direct = direct.iter().map(|(on, g)| format!("{g:.1} GB/s on {on}")).collect::<Vec<_>>().join(", ");
     println!(
         "\nCopy engine alone, host→device: write-combined {wc:.1} GB/s, cached {big:.1} GB/s, one cached {} KiB buffer again and again {small:.1} GB/s; \
          straight from pageable memory {direct}.",

@@ -15,7 +15,7 @@ pub fn run_file(path: &str, sets: &[&str]) -> anyhow::Result<Summary> {
     for s in sets {
         file.apply(&s.parse::<Override>()?)?;
     }
-    let built = build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: false })?;
+    let built = build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: false, ..Default::default() })?;
     run(built, Duration::from_secs(3600), &AtomicBool::new(false), |_| {})
 }
 

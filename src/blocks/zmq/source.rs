@@ -175,7 +175,7 @@ impl<T: Pod + CpuSample> ZmqSource<T> {
         };
         let payload = message.len() - at;
         anyhow::ensure!(
-            payload % size == 0,
+            payload.is_multiple_of(size),
             "a message from {} holds {payload} bytes of items, not a whole number of {size}-byte {} items ({} bytes left over): the sender sends another item type",
             self.endpoint.address,
             std::any::type_name::<T>(),

@@ -16,6 +16,7 @@ use server::Listening;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use values::History;
+pub(super) use values::rates;
 
 /// How often the dashboard records the run's figures.
 pub(super) const TICK: Duration = Duration::from_millis(250);

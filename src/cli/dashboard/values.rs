@@ -113,7 +113,7 @@ const FORMAT: &str = "gpufec-dashboard/1";
 
 /// BER and FER with their 95 % Wilson intervals: `[ber, low, high, fer,
 /// low, high]`, `null` for a rate of nothing.
-fn rates(c: &BerCounts) -> [Option<f64>; 6] {
+pub(in crate::cli) fn rates(c: &BerCounts) -> [Option<f64>; 6] {
     let finite = |x: f64| x.is_finite().then_some(x);
     let (bl, bh) = wilson(c.bit_errors, c.bits);
     let (fl, fh) = wilson(c.frame_errors, c.frames);

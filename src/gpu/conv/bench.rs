@@ -168,11 +168,14 @@ fn host_threads(tile: TileConfig, o: &GpuBenchOptions, inputs: &mut Inputs<i8>) 
     counts.sort_unstable();
     counts.dedup();
     for n in counts {
+        let label = format!("{} v2={} i8, {}", tile.traceback, tile.v2, crate::codes::words::count_of(n as u64, "host thread"));
+        crate::figures::measuring(&label);
         let pipeline = PipelineOptions { device: o.device, slots: o.slots, host_threads: n, ..Default::default() };
         let tuning = ViterbiTuning { survivors: SurvivorMemory::Global, ..Default::default() };
         let mut dec = GpuViterbi::<i8>::new(k7(), tile, None, &pipeline, tuning)?;
         let units = inputs.for_decoder(&dec, tile, "1/2", false, false)?;
         let e = end_to_end(&mut dec, &units, o.batches)?;
+        crate::figures::row("host threads", label, &e.figures())?;
         println!("| {n} | {:.1} | {:.2} | {:.2} | {:.2} | {:.2} |", e.gbps, e.h2d_ms, e.stage_ms, e.unpack_ms, e.wall_ms);
     }
     Ok(())
@@ -193,8 +196,11 @@ fn punctured(o: &GpuBenchOptions, rates: &[&str], inputs: &mut Inputs<i8>) -> an
         let f = (256 + step / 2) / step * step;
         let tile = TileConfig::new(f, 20, 20, Traceback::Serial)?.with_group(o.group)?;
         for (by, on_load) in [("host", false), ("kernel", true)] {
+            let label = format!("rate {rate} f={f} depunctured by the {by}");
+            crate::figures::measuring(&label);
             let mut dec = decoder::<i8>(tile, SurvivorMemory::Auto, on_load.then_some(&pattern), o)?;
             let units = inputs.for_decoder(&dec, tile, rate, on_load, false)?;
+            let mut host_gbps = None;
             let host_col = if on_load {
                 "—".to_string()
             } else {
@@ -204,11 +210,17 @@ fn punctured(o: &GpuBenchOptions, rates: &[&str], inputs: &mut Inputs<i8>) -> an
                 let mut full = Vec::with_capacity(2 * bits);
                 let t = Instant::now();
                 Depuncturer::new(pattern.clone()).depuncture(sent, &mut full);
-                format!("{:.2}", bits as f64 / t.elapsed().as_secs_f64() / 1e9)
+                let gbps = bits as f64 / t.elapsed().as_secs_f64() / 1e9;
+                host_gbps = Some(gbps);
+                format!("{gbps:.2}")
             };
             let k = kernel_only(&mut dec, &units, o.reps)?;
             let e = end_to_end(&mut dec, &units, o.batches)?;
             let bytes = dec.shapes()[0].items as f64 / dec.shapes()[0].bits as f64;
+            let mut figures = vec![("LLR bytes per bit", bytes, "B/bit"), ("kernel-only", k, "Gb/s")];
+            figures.extend(e.figures());
+            figures.extend(host_gbps.map(|g| ("host depuncture, 1 thread", g, "Gb/s")));
+            crate::figures::row("punctured", label, &figures)?;
             println!(
                 "| {rate} | {f} | {by} | {bytes:.2} | {k:.1} | {:.1} | {:.2} | {:.2} | {:.2} | {host_col} |",
                 e.gbps, e.h2d_ms, e.kernel_ms, e.stage_ms
@@ -228,14 +240,20 @@ fn headline<T: Llr>(tile: TileConfig, survivors: SurvivorMemory, o: &GpuBenchOpt
         }
     };
     let units = inputs.for_decoder(&dec, tile, "1/2", false, false)?;
+    let survivors_at = if dec.ring_global() { "global" } else { "shared" };
+    let label = format!("{} v2={} {} {survivors:?} survivors ({survivors_at})", tile.traceback, tile.v2, T::NAME);
+    crate::figures::measuring(&label);
     let k = kernel_only(&mut dec, &units, o.reps)?;
     let e = end_to_end(&mut dec, &units, o.batches)?;
+    let mut figures = vec![("kernel-only", k, "Gb/s")];
+    figures.extend(e.figures());
+    crate::figures::row("headline f=256 v1=20", label, &figures)?;
     println!(
         "| {} | {} | {} | {} | {} | {k:.1} | {:.1} | {} |",
         tile.traceback,
         tile.v2,
         T::NAME,
-        if dec.ring_global() { "global" } else { "shared" },
+        survivors_at,
         dec.limit().units * tile.group,
         e.gbps,
         e.split_cells()
@@ -271,10 +289,14 @@ fn table(
     println!("|---|{}", "---|".repeat(cols.len()));
     for (i, r) in rows.iter().enumerate() {
         let mut line = format!("| {r} |");
-        for t in &cells[i * cols.len()..(i + 1) * cols.len()] {
+        for (t, c) in cells[i * cols.len()..(i + 1) * cols.len()].iter().zip(cols) {
+            let (row_name, col_name) = corner.split_once(" \\ ").unwrap_or((corner, ""));
+            let label = format!("{row_name}={r} {col_name}={c}");
+            crate::figures::measuring(&format!("{title}: {label}"));
             let mut dec = decoder::<i8>(*t, SurvivorMemory::Auto, None, o)?;
             let units = inputs.for_decoder(&dec, *t, "1/2", false, true)?;
             let g = kernel_only(&mut dec, &units, o.reps)?;
+            crate::figures::row(title, label, &[("kernel-only", g, "Gb/s")])?;
             line += &format!(" {g:.1}{} |", if dec.ring_global() { "ᵍ" } else { "" });
         }
         println!("{line}");

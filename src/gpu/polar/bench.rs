@@ -47,10 +47,16 @@ pub fn bench_polar<T: Llr>(chain: &PolarChain, ebn0: f64, bits: u64, slots: usiz
     let mean = first.reports.iter().map(|r| f64::from(r.iterations)).sum::<f64>() / first.reports.len().max(1) as f64;
     println!("mean iterations: {mean:.2} over {} codewords", first.reports.len());
     let reps = 10;
+    let label = format!("N={n} {}", T::NAME);
+    crate::figures::row("mean iterations", label.clone(), &[("mean iterations", mean, "iterations")])?;
+    crate::figures::measuring(&format!("{label} kernel-only"));
     let kernel = kernel_only(&mut dec, &units, reps)?;
+    crate::figures::row("kernel-only", label.clone(), &[("kernel-only", kernel, "Gb/s")])?;
     println!("kernel-only: {kernel:.2} Gb/s (one device-resident batch, mean of {reps} decodes)");
     let batches = codewords / per_batch;
+    crate::figures::measuring(&format!("{label} end to end"));
     let e = end_to_end(&mut dec, &units, batches)?;
+    crate::figures::row("end to end", label, &e.figures())?;
     println!("end to end: {:.2} Gb/s over {batches} batches ({slots} slots); per batch: {}: {}", e.gbps, EndToEnd::SPLIT_HEADER, e.split_cells());
     // LLR bytes per payload bit, rounded up: N LLRs for its P bits.
     let in_bytes = (n * size_of::<T>()).div_ceil(p);

@@ -246,7 +246,7 @@ impl<T: Llr> BatchDecoder<T> for GpuPolar<T> {
             }));
             Ok(())
         });
-        Ok(collected.map_err(device_error)?)
+        collected.map_err(device_error)
     }
 
     fn in_flight(&self) -> usize {

@@ -39,10 +39,15 @@ pub fn bench_sync(chain: &SyncChain, bits: u64, slots: usize) -> anyhow::Result<
         dec.describe()
     );
     let reps = 5;
+    let label = chain.code().describe();
+    crate::figures::measuring(&format!("{label} kernel-only"));
     let kernel = kernel_only(&mut dec, &windows, reps)?;
+    crate::figures::row("kernel-only", label.clone(), &[("kernel-only", kernel * 1e3, "Mb/s"), ("frames", kernel * 1e9 / k as f64, "frames/s")])?;
     println!("kernel-only: {:.1} Mb/s, {:.0} frames/s (one device-resident batch, mean of {reps} launches)", kernel * 1e3, kernel * 1e9 / k as f64);
     let batches = frames / per_batch;
+    crate::figures::measuring(&format!("{label} end to end"));
     let e = end_to_end(&mut dec, &windows, batches)?;
+    crate::figures::row("end to end", label, &e.figures())?;
     println!(
         "end to end: {:.1} Mb/s, {:.0} frames/s over {batches} batches ({slots} slots); per batch: {}: {}",
         e.gbps * 1e3,

@@ -41,10 +41,15 @@ pub fn bench_turbo<T: Llr>(chain: &TurboChain, ebn0: f64, bits: u64, slots: usiz
     let k = code.k();
     println!("bench turbo --backend gpu: K={k} ({}), {} LLRs at Eb/N0 {ebn0} dB, {per_batch} blocks per batch\n{}", cfg.describe(), T::NAME, dec.describe());
     let reps = 10;
+    let label = format!("K={k} {}", T::NAME);
+    crate::figures::measuring(&format!("{label} kernel-only"));
     let kernel = kernel_only(&mut dec, &units, reps)?;
+    crate::figures::row("kernel-only", label.clone(), &[("kernel-only", kernel, "Gb/s")])?;
     println!("kernel-only: {kernel:.2} Gb/s (one device-resident batch, mean of {reps} decodes: load, iterations, stop)");
     let batches = blocks / per_batch;
+    crate::figures::measuring(&format!("{label} end to end"));
     let e = end_to_end(&mut dec, &units, batches)?;
+    crate::figures::row("end to end", label, &e.figures())?;
     println!("end to end: {:.2} Gb/s over {batches} batches ({slots} slots); per batch: {}: {}", e.gbps, EndToEnd::SPLIT_HEADER, e.split_cells());
     // LLR bytes per information bit: the 3K + 4m LLRs of a block over its K
     // bits, rounded down (the tail's 4m LLRs are a fraction of a percent;
