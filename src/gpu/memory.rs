@@ -35,6 +35,10 @@ impl DeviceBuf {
 
 impl Drop for DeviceBuf {
     fn drop(&mut self) {
+        if super::fault::wedged(self.ctx.ordinal()) {
+            // Freeing would wait for a kernel that never ends.
+            return;
+        }
         // SAFETY: allocated by malloc_sync; streams using it were synchronised by
         // their owner before the buffer is dropped.
         let _ = self.ctx.bind_to_thread().and_then(|()| unsafe { result::free_sync(self.ptr) });
@@ -84,6 +88,10 @@ impl<T: Copy> PinnedBuf<T> {
 
 impl<T: Copy> Drop for PinnedBuf<T> {
     fn drop(&mut self) {
+        if super::fault::wedged(self.ctx.ordinal()) {
+            // Freeing would wait for a kernel that never ends.
+            return;
+        }
         // SAFETY: allocated by malloc_host; no copy is pending (owners synchronise first).
         let _ = self.ctx.bind_to_thread().and_then(|()| unsafe { result::free_host(self.ptr as _) });
     }
@@ -115,6 +123,33 @@ impl Event {
     pub(crate) fn wait(&self) -> anyhow::Result<()> {
         // SAFETY: live event.
         unsafe { result::event::synchronize(self.ev) }.map_err(cuda("work on the GPU"))
+    }
+
+    /// Like [`Self::wait`], giving up after `limit` with an error that says
+    /// so (the work goes on; the caller marks the device wedged).
+    pub(crate) fn wait_within(&self, limit: std::time::Duration) -> anyhow::Result<()> {
+        let started = std::time::Instant::now();
+        let mut nap = std::time::Duration::from_micros(20);
+        loop {
+            // SAFETY: live event.
+            match unsafe { result::event::query(self.ev) } {
+                Ok(()) => return Ok(()),
+                Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_NOT_READY => {}
+                Err(e) => return Err(cuda("work on the GPU")(e)),
+            }
+            if started.elapsed() >= limit {
+                anyhow::bail!("a batch was still on the GPU after the watchdog's {:.3} s (gpu_watchdog_ms); its kernel is left running", limit.as_secs_f64());
+            }
+            std::thread::sleep(nap);
+            // Short naps first (a batch takes milliseconds), then at most 1 ms.
+            nap = (nap * 2).min(std::time::Duration::from_millis(1));
+        }
+    }
+
+    /// Whether the recorded work is still running (an error of it counts as done).
+    pub(crate) fn pending(&self) -> bool {
+        // SAFETY: live event.
+        matches!(unsafe { result::event::query(self.ev) }, Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_NOT_READY)
     }
 
     /// Milliseconds from `self` to `end` (both completed).

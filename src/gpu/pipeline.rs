@@ -58,11 +58,20 @@ pub struct PipelineOptions {
     /// Fill output buffers with this byte before every kernel, so that a bit
     /// the kernel failed to write shows (tests).
     pub poison: Option<u8>,
+    /// Give up on a batch still on the GPU after this long, failing with a
+    /// message that says so (none: wait as long as it takes).
+    pub watchdog: Option<std::time::Duration>,
+    /// A fault to inject, for the fault tests (else the one the environment
+    /// variable [`super::FAULT_VARIABLE`] names, if any).
+    pub fault: Option<super::Fault>,
 }
+
+/// Longest watchdog a decoder may be given, ms (an hour).
+pub const MAX_WATCHDOG_MS: u64 = 3_600_000;
 
 impl Default for PipelineOptions {
     fn default() -> Self {
-        Self { device: 0, devices: None, slots: DEFAULT_SLOTS, batch_units: 0, host_threads: 0, poison: None }
+        Self { device: 0, devices: None, slots: DEFAULT_SLOTS, batch_units: 0, host_threads: 0, poison: None, watchdog: None, fault: None }
     }
 }
 
@@ -76,6 +85,9 @@ impl PipelineOptions {
             self.host_threads,
             super::host_pool::MAX_HOST_THREADS
         );
+        if let Some(w) = self.watchdog {
+            anyhow::ensure!(!w.is_zero() && w.as_millis() <= u128::from(MAX_WATCHDOG_MS), "a watchdog of {w:?}; give 1 ms to {MAX_WATCHDOG_MS} ms");
+        }
         Ok(())
     }
 }
@@ -238,6 +250,10 @@ pub(crate) struct Pipeline<I: Copy, O: Copy> {
     registered: Registered,
     /// Slots whose copies in may still read the caller's registered memory.
     unread: Vec<usize>,
+    /// How long a batch may stay on the GPU.
+    watchdog: Option<std::time::Duration>,
+    /// The fault a test asked for.
+    injector: Option<super::fault::Injector>,
 }
 
 impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<I, O> {
@@ -245,6 +261,15 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
     /// host's copies on the process's shared pool of `options.host_threads`.
     pub(crate) fn new(ctx: &Arc<CudaContext>, options: &PipelineOptions, size: SlotSize) -> anyhow::Result<Self> {
         options.validate()?;
+        Self::allocate(ctx, options, size).map_err(|e| e.context(format!("GPU {}", ctx.ordinal())))
+    }
+
+    fn allocate(ctx: &Arc<CudaContext>, options: &PipelineOptions, size: SlotSize) -> anyhow::Result<Self> {
+        let fault = super::Fault::of(options.fault)?;
+        if fault == Some(super::Fault::OutOfMemory) {
+            super::fault::allocate_too_much(ctx)?;
+        }
+        let injector = fault.map(|f| super::fault::Injector::new(ctx, f)).transpose()?.flatten();
         let host = host_pool(options.host_threads)?;
         let slots = (0..options.slots)
             .map(|_| {
@@ -277,7 +302,14 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
             host,
             registered: Registered::new(ctx),
             unread: Vec::new(),
+            watchdog: options.watchdog,
+            injector,
         })
+    }
+
+    /// `e` with the device it happened on.
+    fn on_device(&self, e: anyhow::Error) -> anyhow::Error {
+        e.context(format!("GPU {}", self.ctx.ordinal()))
     }
 
     /// Threads of the host's copies.
@@ -312,12 +344,14 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
         self.check_slot(0, out_len, status_len)?;
         let poison = self.poison;
         let slot = &mut self.slots[self.head];
-        slot.copy_in(&self.host, parts, part_len, fill)?;
-        if let Err(e) = slot.launch_and_copy_out(poison, out_len, status_len, launch) {
-            // The copies in may still read the staging: wait for them before the slot is reused.
-            let _ = slot.stream.synchronize();
-            return Err(e);
-        }
+        let queued = slot.copy_in(&self.host, parts, part_len, fill).and_then(|()| {
+            let injected = self.injector.as_mut().map_or(Ok(()), |i| i.before_batch(slot.stream.cu_stream()));
+            injected.and_then(|()| slot.launch_and_copy_out(poison, out_len, status_len, launch)).inspect_err(|_| {
+                // The copies in may still read the staging: wait for them before the slot is reused.
+                let _ = slot.stream.synchronize();
+            })
+        });
+        queued.map_err(|e| self.on_device(e))?;
         self.queued(out_len, status_len);
         Ok(())
     }
@@ -386,11 +420,14 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
             }
             slot.h2d[0][1].record(s)?;
             slot.chunks = 1;
+            if let Some(i) = self.injector.as_mut() {
+                i.before_batch(s)?;
+            }
             slot.launch_and_copy_out(poison, out_len, status_len, launch)
         })();
         if let Err(e) = queued {
             let _ = slot.stream.synchronize();
-            return Err(e);
+            return Err(self.on_device(e));
         }
         self.unread.push(self.head);
         self.queued(out_len, status_len);
@@ -424,7 +461,16 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
         }
         let n = self.slots.len();
         let slot = &self.slots[(self.head + n - self.in_flight) % n];
-        slot.done[1].wait()?;
+        let waited = match self.watchdog {
+            None => slot.done[1].wait(),
+            Some(limit) => slot.done[1].wait_within(limit).inspect_err(|_| {
+                if slot.done[1].pending() {
+                    // Never waited for again: not by the slots' drop, nor by a free.
+                    super::fault::mark_wedged(self.ctx.ordinal());
+                }
+            }),
+        };
+        waited.map_err(|e| self.on_device(e))?;
         // The slot is free again whatever `consume` says.
         self.in_flight -= 1;
         let t = std::time::Instant::now();
@@ -491,6 +537,14 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
 
 impl<I: Copy, O: Copy> Drop for Pipeline<I, O> {
     fn drop(&mut self) {
+        if super::fault::wedged(self.ctx.ordinal()) {
+            // A kernel that never ends still uses the slots: they, the locked
+            // memory and the context stay until the process ends.
+            std::mem::forget(std::mem::take(&mut self.slots));
+            std::mem::forget(std::mem::replace(&mut self.registered, Registered::new(&self.ctx)));
+            std::mem::forget(self.ctx.clone());
+            return;
+        }
         // Buffers may only go once no copy or kernel can touch them.
         for s in &self.slots {
             let _ = s.stream.synchronize();

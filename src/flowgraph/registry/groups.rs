@@ -7,7 +7,7 @@ use super::super::params::{Args, Literal, Param, ParamType};
 use super::{Ports, StreamType, io};
 use crate::blocks::{DEFAULT_MAX_LATENCY, DecoderOptions};
 use crate::codes::threads::MAX_THREADS;
-use crate::gpu::{Backend, BackendOptions, DEFAULT_SLOTS, DeviceList, MAX_HOST_THREADS, MAX_SLOTS, PipelineOptions};
+use crate::gpu::{Backend, BackendOptions, DEFAULT_SLOTS, DeviceList, MAX_HOST_THREADS, MAX_SLOTS, MAX_WATCHDOG_MS, PipelineOptions};
 use std::time::Duration;
 use super::super::family::{Code, cutter};
 use crate::codes::framing::{BlockCutter, Cutter};
@@ -57,6 +57,12 @@ pub(super) const BACKEND: &[Param] = &[
         ParamType::Count,
         Literal::Count(0),
         "host threads staging input for the GPU (0 = three quarters of the cores; at most 1024)",
+    ),
+    Param::with_default(
+        "gpu_watchdog_ms",
+        ParamType::Count,
+        Literal::Count(0),
+        "fail the run when a GPU batch is not done after this many milliseconds, naming the device (0 = no watchdog; at most 3600000)",
     ),
 ];
 
@@ -146,6 +152,11 @@ pub(super) fn backend_options(a: &Args, forced: Option<Backend>) -> anyhow::Resu
             batch_units: a.size_in("gpu_batch_units", 0..=MAX_BATCH_UNITS)?,
             host_threads: a.size_in("gpu_host_threads", 0..=MAX_HOST_THREADS)?,
             poison: None,
+            watchdog: match a.size_in("gpu_watchdog_ms", 0..=MAX_WATCHDOG_MS as usize)? {
+                0 => None,
+                ms => Some(Duration::from_millis(ms as u64)),
+            },
+            fault: None,
         },
     })
 }

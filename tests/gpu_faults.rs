@@ -1,0 +1,98 @@
+//! A GPU that fails ends the chain with CUDA's message and the device, in
+//! one line and exit status 1, and in bounded time: never a hang, never
+//! bits reported from a failed batch. Each fault is injected on purpose
+//! (`GPUFEC_TEST_FAULT`, which every GPU pipeline reads) into a real run of
+//! every family's shipped flowgraph on the GPU: a kernel that traps (the
+//! context is lost, as after an illegal address), a device allocation that
+//! fails, and a kernel that never ends, which the decoder's watchdog ends.
+//! Needs a GPU: prints `SKIPPED <name>` and passes without one, unless
+//! `GPUFEC_REQUIRE_GPU=1`.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Each family's shipped flowgraph, with settings that make many small
+/// batches so that the fault strikes mid-stream.
+const RUNS: &[(&str, &[&str])] = &[
+    ("flowgraphs/viterbi_awgn.toml", &["source.total=2e7", "decoder.gpu_batch_units=16"]),
+    ("flowgraphs/turbo_awgn.toml", &["decoder.gpu_batch_units=16"]),
+    ("flowgraphs/polar_awgn.toml", &["decoder.gpu_batch_units=256"]),
+    ("flowgraphs/sync_bsid.toml", &["decoder.gpu_batch_units=64"]),
+];
+
+/// Longest a failing run may take, start-up and kernel compilation included.
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// Run `gpufec run FILE --backend gpu` with `sets` and the fault `fault`;
+/// the run must fail with one `error:` line holding each of `want`, in time.
+fn fails_with(file: &str, sets: &[&str], fault: &str, want: &[&str]) -> Duration {
+    let mut args = vec!["run".to_string(), file.to_string(), "--backend".into(), "gpu".into(), "--quiet".into()];
+    for s in sets {
+        args.extend(["--set".to_string(), s.to_string()]);
+    }
+    let started = Instant::now();
+    let child = Command::new(env!("CARGO_BIN_EXE_gpufec"))
+        .args(&args)
+        .env("GPUFEC_TEST_FAULT", fault)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("gpufec starts");
+    let o = common::finish_within(child, LIMIT);
+    let took = started.elapsed();
+    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let what = format!("{file} with {fault}: status {:?}, stdout:\n{out}\nstderr:\n{err}", o.status.code());
+    assert_eq!(o.status.code(), Some(1), "{what}");
+    let error = err.lines().filter(|l| l.starts_with("error: ")).collect::<Vec<_>>();
+    assert_eq!(error.len(), 1, "{what}");
+    for w in want {
+        assert!(error[0].contains(w), "lacks {w:?}: {what}");
+    }
+    // No summary claims bits from a run that failed.
+    assert!(!out.contains("summary:"), "{what}");
+    common::say(&format!("{file}, {fault}: exit 1 after {:.1} s: {}", took.as_secs_f64(), error[0]));
+    took
+}
+
+#[test]
+fn a_kernel_that_traps_fails_the_run_naming_the_device() {
+    if !common::have_gpu("a_kernel_that_traps_fails_the_run_naming_the_device") {
+        return;
+    }
+    for (file, sets) in RUNS {
+        fails_with(file, sets, "trap:3", &["GPU 0", "CUDA_ERROR"]);
+    }
+}
+
+#[test]
+fn a_device_allocation_that_fails_fails_the_run_naming_the_device() {
+    if !common::have_gpu("a_device_allocation_that_fails_fails_the_run_naming_the_device") {
+        return;
+    }
+    for (file, sets) in RUNS {
+        fails_with(file, sets, "oom", &["GPU 0", "CUDA_ERROR_OUT_OF_MEMORY"]);
+    }
+}
+
+#[test]
+fn a_kernel_that_never_ends_is_ended_by_the_watchdog() {
+    if !common::have_gpu("a_kernel_that_never_ends_is_ended_by_the_watchdog") {
+        return;
+    }
+    for (file, sets) in RUNS {
+        let sets: Vec<&str> = sets.iter().copied().chain(["decoder.gpu_watchdog_ms=2000"]).collect();
+        fails_with(file, &sets, "hang:3", &["GPU 0", "watchdog", "2.000 s"]);
+    }
+}
+
+/// The switch itself is checked: a value that is not a fault is refused
+/// before any batch runs (the pipeline reads it as it is built).
+#[test]
+fn a_bad_fault_switch_is_refused() {
+    if !common::have_gpu("a_bad_fault_switch_is_refused") {
+        return;
+    }
+    fails_with(RUNS[0].0, RUNS[0].1, "melt", &["GPUFEC_TEST_FAULT=melt", "trap:N"]);
+}
