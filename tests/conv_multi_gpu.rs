@@ -57,3 +57,32 @@ fn device_lists_that_name_no_device_are_refused() {
         .expect("a device that does not exist");
     assert!(format!("{err:#}").contains(&format!("CUDA device {found} does not exist ({found} found)")), "{err:#}");
 }
+
+/// `gpufec run --gpu-devices all` spreads the shipped flowgraph's decoder
+/// over every GPU: the same BER line as one GPU (the same bits), and the
+/// decoder line says what each device decoded.
+#[test]
+fn run_over_every_gpu_counts_what_one_counts_and_names_each_device() {
+    if !common::have_gpu("run_over_every_gpu_counts_what_one_counts_and_names_each_device") {
+        return;
+    }
+    let found = devices().unwrap().len();
+    if found < 2 {
+        common::say(&format!("SKIPPED run_over_every_gpu_counts_what_one_counts_and_names_each_device: {found} GPU, needs 2"));
+        return;
+    }
+    let run = |extra: &[&str]| {
+        let args = [&["run", "flowgraphs/viterbi_awgn.toml", "--backend", "gpu", "--quiet", "--set", "source.total=2e8", "--set", "decoder.gpu_batch_units=64"], extra].concat();
+        let o = common::gpufec(&args);
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(o.status.success(), "{out}{}", String::from_utf8_lossy(&o.stderr));
+        out
+    };
+    let (one, all) = (run(&[]), run(&["--gpu-devices", "all"]));
+    assert_eq!(common::ber_line(&one), common::ber_line(&all), "one GPU:\n{one}\nall:\n{all}");
+    let line = all.lines().find(|l| l.starts_with("decoder 'decoder': ") && l.contains("per device:")).unwrap_or_else(|| panic!("{all}"));
+    for d in 0..found {
+        assert!(line.contains(&format!("GPU {d} ")), "{line}");
+    }
+    assert!(!one.contains("per device:"), "{one}");
+}

@@ -4,6 +4,9 @@
 use super::bench::cpu_model;
 use crate::codes::simd::SimdLevel;
 
+/// Bytes of the copy that measures each device's host→device rate.
+const H2D_BYTES: usize = 256 << 20;
+
 /// Print what `gpufec info` shows.
 pub fn info() -> anyhow::Result<()> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -15,6 +18,7 @@ pub fn info() -> anyhow::Result<()> {
             if let Some(d) = devices.first() {
                 println!("CUDA driver {}.{}", d.driver_version / 1000, d.driver_version % 1000 / 10);
             }
+            let count = devices.len();
             for d in devices {
                 println!(
                     "GPU {}: {}, {} SMs, {:.1} GiB, compute capability {}.{}, {} KiB shared memory per SM ({} KiB per block), {} MiB L2",
@@ -32,10 +36,17 @@ pub fn info() -> anyhow::Result<()> {
             match crate::gpu::nvrtc_available() {
                 Ok(()) => {
                     println!("{}", crate::gpu::kernel_cache_status());
-                    // A failing self-test is reported, not fatal: the listing above stands.
-                    match crate::gpu::pipeline_selftest(0) {
-                        Ok(line) => println!("{line}"),
-                        Err(e) => println!("pipeline self-test FAILED: {e:#}"),
+                    // Every device on its own; a failure is reported, not
+                    // fatal: the listing above stands.
+                    for d in 0..count {
+                        match crate::gpu::pipeline_selftest(d) {
+                            Ok(line) => println!("GPU {d}: {line}"),
+                            Err(e) => println!("GPU {d}: pipeline self-test FAILED: {e:#}"),
+                        }
+                        match crate::gpu::bench::pinned_h2d_gbps(d, H2D_BYTES) {
+                            Ok(gb) => println!("GPU {d}: host→device {gb:.1} GB/s from pinned memory ({} MiB)", H2D_BYTES >> 20),
+                            Err(e) => println!("GPU {d}: host→device copy FAILED: {e:#}"),
+                        }
                     }
                 }
                 Err(why) => println!("{why:#}"),

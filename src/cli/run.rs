@@ -32,6 +32,10 @@ pub struct RunArgs {
     /// Backend of every decoder block: auto (the GPU when one is usable), cpu or gpu.
     #[arg(long)]
     backend: Option<Backend>,
+    /// GPUs of every decoder block, overriding their gpu_devices: indices
+    /// (0,1) or all; a decoder per device, batches to the least busy.
+    #[arg(long, value_parser = crate::gpu::DeviceList::parse)]
+    gpu_devices: Option<crate::gpu::DeviceList>,
     /// At the end, print each block's share of the busy time, its work calls
     /// and its items per second: which block sets the pace.
     #[arg(long)]
@@ -76,7 +80,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<bool> {
         crate::files::check_writable(path).map_err(|e| anyhow::anyhow!("--json: {e}"))?;
     }
     let also_writes = a.json.iter().map(|path| crate::files::Use::new("--json", path)).collect();
-    let built = crate::flowgraph::build(&file, &BuildOptions { backend: a.backend, profile, also_writes })?;
+    let built = crate::flowgraph::build(&file, &BuildOptions { backend: a.backend, profile, also_writes, gpu_devices: a.gpu_devices.clone() })?;
     let title = format!("{}{}", file.label, file.description.as_ref().map(|d| format!(" ({d})")).unwrap_or_default());
     println!("flowgraph: {title}");
     let codes = built.codes.iter().map(|(name, code)| format!("code '{name}': {} {}", code.family(), code.describe()));
@@ -141,6 +145,11 @@ fn print_summary(summary: &Summary) {
                 line += &format!(" ({} copied to the GPU from where they lay)", c.direct);
             }
             line += &format!(", {:.3} s handing them over, {:.3} s waiting for results, {:.3} s writing them out", c.submit_s, c.collect_s, c.drain_s);
+        }
+        let dealt = d.stats.dealt();
+        if !dealt.is_empty() {
+            let each: Vec<String> = dealt.iter().map(|(dev, b, u)| format!("GPU {dev} {} ({})", count_of(*b, "batch"), count_of(*u, "unit"))).collect();
+            line += &format!("; per device: {}", each.join(", "));
         }
         println!("{line}");
     }

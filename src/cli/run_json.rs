@@ -40,6 +40,7 @@ pub fn summary_json(title: &str, about: &[String], summary: &Summary) -> Value {
                 "units": c.units, "code_blocks": c.blocks, "bits": c.bits, "mean_iterations": c.mean_iterations(),
                 "checked": c.checked, "failed": c.failed, "batches": c.batches,
                 "submit_s": c.submit_s, "collect_s": c.collect_s, "drain_s": c.drain_s, "occupied_s": c.occupied_s,
+                "devices": d.stats.dealt().iter().map(|(dev, b, u)| json!({ "device": dev, "batches": b, "units": u })).collect::<Vec<_>>(),
             })
         })
         .collect();

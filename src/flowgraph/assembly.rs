@@ -100,6 +100,8 @@ pub(crate) struct Assembly {
     pub errors: FirstError,
     /// Backend every decoder block must use (the CLI's `--backend`).
     pub backend: Option<Backend>,
+    /// GPUs every decoder block must use (the CLI's `--gpu-devices`).
+    pub gpu_devices: Option<crate::gpu::DeviceList>,
     /// Name of the block being added.
     pub name: String,
     pub ber_sinks: Vec<(String, Arc<BerCounters>)>,
@@ -123,6 +125,7 @@ impl Assembly {
             fg: Flowgraph::new(),
             errors: FirstError::default(),
             backend,
+            gpu_devices: None,
             name: String::new(),
             ber_sinks: Vec::new(),
             probes: Vec::new(),

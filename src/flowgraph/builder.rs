@@ -24,6 +24,9 @@ pub struct BuildOptions {
     /// Files the command writes beside the blocks (`run --json`): refused
     /// with theirs when one is a file of the run.
     pub also_writes: Vec<Use>,
+    /// GPUs for every decoder block, overriding their `gpu_devices` and
+    /// `gpu_device` (`run --gpu-devices`).
+    pub gpu_devices: Option<crate::gpu::DeviceList>,
 }
 
 /// A block whose parameters passed their checks.
@@ -47,6 +50,7 @@ pub fn build(file: &FlowgraphFile, options: &BuildOptions) -> anyhow::Result<Bui
     let edges = plan_edges(file, &checked)?;
     refuse_overwriting(file, &checked, &options.also_writes)?;
     let mut asm = Assembly::new(options.backend, options.profile, codes);
+    asm.gpu_devices = options.gpu_devices.clone();
     let mut ids = vec![None; checked.len()];
     for i in sinks_first(file, &checked, &edges)? {
         asm.name = checked[i].entry.name.clone();

@@ -217,6 +217,38 @@ fn host_floor_here(device: usize, in_bytes: usize, bits: usize) -> anyhow::Resul
     Ok(())
 }
 
+/// GB/s of copying `dev`'s bytes from `src` (repeated when shorter), in
+/// pieces of `piece` bytes on one stream: the best of five.
+fn h2d_gbps(ctx: &std::sync::Arc<cudarc::driver::CudaContext>, dev: &DeviceBuf, src: &[i8], piece: usize) -> anyhow::Result<f64> {
+    let bytes = dev.bytes();
+    let stream = ctx.new_stream().map_err(cuda("cuStreamCreate"))?;
+    let (a, b) = (Event::new(ctx)?, Event::new(ctx)?);
+    let s = stream.cu_stream();
+    let mut best = f64::INFINITY;
+    for _ in 0..5 {
+        a.record(s)?;
+        for at in (0..bytes).step_by(piece) {
+            let n = piece.min(bytes - at);
+            // SAFETY: both buffers outlive the copy, which is waited for below.
+            unsafe { result::memcpy_htod_async(dev.ptr() + at as u64, &src[at % src.len()..][..n], s) }.map_err(cuda("host→device copy"))?;
+        }
+        b.record(s)?;
+        b.wait()?;
+        best = best.min(a.ms_to(&b)? as f64 * 1e-3);
+    }
+    Ok(bytes as f64 / best / 1e9)
+}
+
+/// The host→device copy rate of `device` from write-combined pinned memory,
+/// GB/s over `bytes` bytes: its PCIe link's ceiling, per device for `gpufec info`.
+pub fn pinned_h2d_gbps(device: usize, bytes: usize) -> anyhow::Result<f64> {
+    let ctx = super::device::context(device)?;
+    let dev = DeviceBuf::new(&ctx, bytes)?;
+    let mut pinned = PinnedBuf::<i8>::new(&ctx, bytes, true)?;
+    pinned.as_mut_slice().fill(1);
+    h2d_gbps(&ctx, &dev, pinned.as_slice(), bytes)
+}
+
 /// The copy engine's host→device rate for `bytes` bytes with the host idle,
 /// the ceiling under every end-to-end figure: from write-combined pinned memory
 /// (the pipeline's staging), from cached pinned memory, 2 MiB at a time from one
@@ -232,25 +264,7 @@ pub fn copy_engine(device: usize, bytes: usize) -> anyhow::Result<()> {
     pinned.as_mut_slice().copy_from_slice(&src);
     let gb = |s: f64| bytes as f64 / s / 1e9;
     let mut cached = PinnedBuf::<i8>::new(&ctx, bytes, false)?;
-    let stream = ctx.new_stream().map_err(cuda("cuStreamCreate"))?;
-    let (a, b) = (Event::new(&ctx)?, Event::new(&ctx)?);
-    let h2d = |src: &[i8], piece: usize| -> anyhow::Result<f64> {
-        let s = stream.cu_stream();
-        let mut best = f64::INFINITY;
-        for _ in 0..5 {
-            a.record(s)?;
-            for at in (0..bytes).step_by(piece) {
-                let n = piece.min(bytes - at);
-                // SAFETY: both buffers outlive the copy, which is waited for below.
-                unsafe { result::memcpy_htod_async(dev.ptr() + at as u64, &src[at % src.len()..][..n], s) }
-                    .map_err(cuda("host→device copy"))?;
-            }
-            b.record(s)?;
-            b.wait()?;
-            best = best.min(a.ms_to(&b)? as f64 * 1e-3);
-        }
-        Ok(gb(best))
-    };
+    let h2d = |src: &[i8], piece: usize| h2d_gbps(&ctx, &dev, src, piece);
     let (wc, big) = (h2d(pinned.as_slice(), bytes)?, h2d(cached.as_slice(), bytes)?);
     // A batch smaller than the cache-sized buffer (short codes) is its own.
     let piece = (2usize << 20).min(bytes);

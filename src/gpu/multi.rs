@@ -121,11 +121,6 @@ impl<T: Copy + Send + Sync> MultiDevice<T> {
             .min_by_key(|&i| self.inner[i].in_flight())
             .ok_or_else(|| invalid!("every device has its batches in flight: collect first"))
     }
-
-    /// Batches and units dealt to each device so far, by device index.
-    pub fn dealt(&self) -> Vec<(usize, u64, u64)> {
-        self.devices.iter().zip(&self.dealt).map(|(&d, &(b, u))| (d, b, u)).collect()
-    }
 }
 
 impl<T: Copy + Send + Sync> BatchDecoder<T> for MultiDevice<T> {
@@ -195,6 +190,10 @@ impl<T: Copy + Send + Sync> BatchDecoder<T> for MultiDevice<T> {
 
     fn gives_soft(&self) -> bool {
         self.inner.iter().all(|d| d.gives_soft())
+    }
+
+    fn dealt(&self) -> Vec<(usize, u64, u64)> {
+        self.devices.iter().zip(&self.dealt).map(|(&d, &(b, u))| (d, b, u)).collect()
     }
 }
 

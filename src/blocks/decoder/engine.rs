@@ -457,6 +457,7 @@ impl<T: CpuSample + Copy> Engine<T> {
         let collected = self.decoder.collect(&mut self.queue)?;
         self.stats.add_collect(t.elapsed());
         self.stats.note_in_flight(self.decoder.in_flight());
+        self.stats.note_dealt(self.decoder.dealt());
         anyhow::ensure!(collected, "the decoder returned no batch although one was in flight");
         anyhow::ensure!(
             self.queue.reports.len() == units.len(),

@@ -1,6 +1,7 @@
 //! The live counters of a decoder block, for the runner's summary.
 
 use crate::codes::decode::UnitReport;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -26,6 +27,8 @@ pub struct DecoderStats {
     occupied_ns: AtomicU64,
     occupied_since: AtomicU64,
     born: Instant,
+    /// Per device of a decoder over several: (device, batches, units).
+    dealt: Mutex<Vec<(usize, u64, u64)>>,
 }
 
 impl Default for DecoderStats {
@@ -47,6 +50,7 @@ impl Default for DecoderStats {
             occupied_ns: zero(),
             occupied_since: zero(),
             born: Instant::now(),
+            dealt: Mutex::default(),
         }
     }
 }
@@ -139,6 +143,19 @@ impl DecoderStats {
             let since = self.occupied_since.swap(0, Ordering::Relaxed);
             self.occupied_ns.fetch_add(now.saturating_sub(since), Ordering::Relaxed);
         }
+    }
+
+    /// Note what each device of a decoder over several decoded so far.
+    pub(crate) fn note_dealt(&self, dealt: Vec<(usize, u64, u64)>) {
+        if !dealt.is_empty() {
+            *self.dealt.lock().unwrap_or_else(|e| e.into_inner()) = dealt;
+        }
+    }
+
+    /// What each device decoded, (device, batches, units); empty for a
+    /// decoder on one device or the CPU.
+    pub fn dealt(&self) -> Vec<(usize, u64, u64)> {
+        self.dealt.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// The counts now.

@@ -143,6 +143,12 @@ pub trait BatchDecoder<T: Copy + Send + Sync>: Send {
         false
     }
 
+    /// For a decoder spread over several devices, what each decoded so far:
+    /// (device index, batches, units); empty for one device or the CPU.
+    fn dealt(&self) -> Vec<(usize, u64, u64)> {
+        Vec::new()
+    }
+
     /// Decode every unit of `batch`, of any size: it is split at the
     /// decoder's limit, and up to [`depth`](Self::depth) parts are kept in
     /// flight. Results are appended to `out`.

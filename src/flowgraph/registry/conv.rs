@@ -88,7 +88,7 @@ const KINDS: &[Kind] = &[
 fn add_viterbi<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
     let code = asm.code(a, FAMILY.name)?;
     let block_options = decoder_options(a)?;
-    let build = DecoderBuild { options: backend_options(a, asm.backend)?, soft: block_options.soft, ..Default::default() };
+    let build = DecoderBuild { options: backend_options(a, asm)?, soft: block_options.soft, ..Default::default() };
     let cutter = input_cutter::<T>(a, code.as_ref())?;
     let (decoder, choice) = build_decoder(a, asm, &build.options, || decoder::<T>(code.as_ref(), &build))?;
     let block = a.whole(ViterbiDecoder::build(decoder, cutter, block_options))?.report_to(&asm.errors);

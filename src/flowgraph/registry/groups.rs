@@ -132,10 +132,10 @@ pub(super) fn decoder_ports(a: &Args, input: StreamType) -> anyhow::Result<Ports
 }
 
 /// The backend options of the [`BACKEND`] group, every size checked against
-/// its limit and named by its own field; the command line's `--backend`
-/// (`forced`) overrides the block's.
-pub(super) fn backend_options(a: &Args, forced: Option<Backend>) -> anyhow::Result<BackendOptions> {
-    let backend = match forced {
+/// its limit and named by its own field; the command line's `--backend` and
+/// `--gpu-devices` (in `asm`) override the block's.
+pub(super) fn backend_options(a: &Args, asm: &Assembly) -> anyhow::Result<BackendOptions> {
+    let backend = match asm.backend {
         Some(b) => b,
         None => a.about("backend", a.text("backend")?.parse::<Backend>())?,
     };
@@ -144,9 +144,10 @@ pub(super) fn backend_options(a: &Args, forced: Option<Backend>) -> anyhow::Resu
         cpu_threads: a.size_in("threads", 0..=MAX_THREADS)?,
         pipeline: PipelineOptions {
             device: a.size_in("gpu_device", 0..=1023)?,
-            devices: match a.text("gpu_devices")?.trim() {
-                "" => None,
-                list => Some(a.about("gpu_devices", DeviceList::parse(list))?),
+            devices: match (&asm.gpu_devices, a.text("gpu_devices")?.trim()) {
+                (Some(forced), _) => Some(forced.clone()),
+                (None, "") => None,
+                (None, list) => Some(a.about("gpu_devices", DeviceList::parse(list))?),
             },
             slots: a.size_in("gpu_slots", 1..=MAX_SLOTS)?,
             batch_units: a.size_in("gpu_batch_units", 0..=MAX_BATCH_UNITS)?,

@@ -128,7 +128,7 @@ fn add_decoder<T: Received + CpuSample>(a: &Args, asm: &mut Assembly, quantized:
     }
     let block_options = decoder_options(a)?;
     let input_scale = if quantized { a.about("items", llr_channel(chain))?.1.scale() } else { 1.0 };
-    let build = DecoderBuild { options: backend_options(a, asm.backend)?, input_scale, soft: block_options.soft };
+    let build = DecoderBuild { options: backend_options(a, asm)?, input_scale, soft: block_options.soft };
     let (decoder, choice) = build_decoder(a, asm, &build.options, || {
         sync_decoder::<T>(chain.code(), chain.params(), chain.stream_config(), build.input_scale, build.soft, &build.options)
     })?;

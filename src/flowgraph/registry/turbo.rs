@@ -81,7 +81,7 @@ fn add_decoder<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
         }
         (None, _, _) => 1.0,
     };
-    let build = DecoderBuild { options: backend_options(a, asm.backend)?, input_scale, soft: block_options.soft };
+    let build = DecoderBuild { options: backend_options(a, asm)?, input_scale, soft: block_options.soft };
     let cutter = input_cutter::<T>(a, code.as_ref())?;
     let (decoder, choice) = build_decoder(a, asm, &build.options, || decoder::<T>(code.as_ref(), &build))?;
     let block = a.whole(TurboDecoder::build(decoder, cutter, block_options))?.report_to(&asm.errors);
