@@ -33,7 +33,8 @@
 // step back is "overwrite one bit of x with the decision": no rotation needed.
 //
 // Parameters (-D, set by the launcher): VK, VN, VG0..VG3 (generators, bit K−1
-// taps the current input), VF, VV1, VV2, VF0, VGROUP, VNT (threads per block),
+// taps the current input), VINV (bit g: output g sent inverted, as the
+// trellis labels of the host carry it), VF, VV1, VV2, VF0, VGROUP, VNT (threads per block),
 // VP, VPMASK, VPH0 (puncturing period, sent positions, period stage of a tile's
 // first stage),
 // VMINB (blocks per SM the register allocation must allow; 0: the compiler's
@@ -114,7 +115,7 @@ __host__ __device__ constexpr int parity(int x) { return x == 0 ? 0 : (x & 1) ^ 
 __host__ __device__ constexpr int label(int s, int u) {
     int reg = (u << (K - 1)) | s, l = 0;
     for (int g = 0; g < N; g++) l |= parity(reg & gen(g)) << g;
-    return l;
+    return l ^ VINV;
 }
 __host__ __device__ constexpr int rotl(int p, int d) {
     return d == 0 ? p : ((p << d) | (p >> (B - d))) & (S - 1);

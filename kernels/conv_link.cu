@@ -7,12 +7,13 @@
 // output CPAT_OUT[g mod CKPP] of stage CP·⌊g / CKPP⌋ + CPAT_STAGE[g mod CKPP].
 // Its coded bit is the parity of the last CK information bits under that
 // output's taps (CT0..CT3: bit CK−1−d set when the output taps the input d
-// stages back, the reversed `ConvEncoder::taps`); its noise is sample g.
+// stages back, the reversed `ConvEncoder::taps`), flipped where CINV (bit j:
+// output j sent inverted) says; its noise is sample g.
 // Stages before the stream carry LLR_CERTAIN_ZERO (the register is clear
-// there), stages from end_stage on are erasures, as the host tiler pads.
+// there; its negation on an inverted output), stages from end_stage on are erasures, as the host tiler pads.
 //
 // Parameters (-D): CK, CN, CP, CKPP, CPAT_STAGE, CPAT_OUT (CKPP entries
-// each), CT0..CT3, LLR_F32 (0: i8 LLRs quantized by `scale`; 1: f32).
+// each), CT0..CT3, CINV, LLR_F32 (0: i8 LLRs quantized by `scale`; 1: f32).
 #include "link.cuh"
 
 using namespace link;
@@ -53,7 +54,7 @@ extern "C" __global__ void conv_link_llrs(llr_t* __restrict__ out, long long g0,
         const long long stage = q * CP + pat_stage[r];
         llr_t v;
         if (stage < 0) {
-            v = LLR_CERTAIN_ZERO;
+            v = (CINV >> pat_out[r]) & 1u ? -LLR_CERTAIN_ZERO : LLR_CERTAIN_ZERO;
         } else if (stage >= end_stage) {
             v = 0;
         } else {
@@ -64,7 +65,7 @@ extern "C" __global__ void conv_link_llrs(llr_t* __restrict__ out, long long g0,
             const long long pos = stage - info_first;
             const u64 both = ((u64)info[pos >> 5] << 32) | info[(pos >> 5) - 1];
             const u32 window = (u32)(both >> (32 + (pos & 31) - (CK - 1))) & ((1u << CK) - 1u);
-            const u32 bit = __popc(window & taps_of(pat_out[r])) & 1u;
+            const u32 bit = (__popc(window & taps_of(pat_out[r])) ^ (CINV >> pat_out[r])) & 1u;
             const float llr = channel_llr(bit, row(z, k), sigma, gain);
 #if LLR_F32
             v = llr;

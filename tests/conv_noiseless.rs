@@ -16,7 +16,7 @@ fn random_bits(n: usize, seed: u64) -> Vec<u8> {
 }
 
 fn decode_stream<T: ViterbiLlr>(trellis: &Arc<Trellis>, tile: TileConfig, llrs: &[T], stages: usize) -> Vec<u8> {
-    let mut tiler = Tiler::new(tile, trellis.n());
+    let mut tiler = Tiler::new(tile, trellis.n()).inverting(trellis.code().inverted());
     let mut tiles = Vec::new();
     tiler.push(llrs, &mut tiles);
     tiler.finish(&mut tiles).unwrap();
@@ -29,8 +29,9 @@ fn decode_stream<T: ViterbiLlr>(trellis: &Arc<Trellis>, tile: TileConfig, llrs: 
 
 #[test]
 fn tiled_decoders_are_exact_without_noise() {
-    for (k, polys) in [(7u32, vec![0o171u32, 0o133]), (5, vec![0o23, 0o35]), (9, vec![0o561, 0o753]), (3, vec![7, 5]), (7, vec![0o133, 0o171, 0o165])] {
-        let trellis = Arc::new(Trellis::new(&ConvCode::new(k, &polys).unwrap()));
+    // The last three send outputs inverted: CCSDS, its NASA-DSN order, and a rate-1/3 code.
+    for (k, polys, inverted) in [(7u32, vec![0o171u32, 0o133], 0u8), (5, vec![0o23, 0o35], 0), (9, vec![0o561, 0o753], 0), (3, vec![7, 5], 0), (7, vec![0o133, 0o171, 0o165], 0), (7, vec![0o171, 0o133], 0b10), (7, vec![0o133, 0o171], 0b01), (7, vec![0o133, 0o171, 0o165], 0b101)] {
+        let trellis = Arc::new(Trellis::new(&ConvCode::new(k, &polys).unwrap().with_inverted(inverted).unwrap()));
         for (len, seed) in [(1usize, 1u64), (37, 2), (1000, 3), (2049, 4)] {
             let bits = random_bits(len, seed);
             let mut enc = ConvEncoder::new(trellis.clone(), EncoderMode::Streaming).unwrap();

@@ -17,6 +17,9 @@ pub trait Llr: Copy + Default + Send + Sync + PartialEq + std::fmt::Debug + 'sta
     /// A confident "bit 0": a stream's framer fills the stages before its
     /// start with it, because every encoder starts from the all-zero state.
     const CERTAIN_ZERO: Self;
+    /// A confident "bit 1": the same framer's fill for an output the code
+    /// sends inverted.
+    const CERTAIN_ONE: Self;
     /// Whether the value is a usable LLR (not NaN, not infinite).
     fn is_finite(self) -> bool;
     /// Append channel LLRs `llrs` as this type: `f32` keeps them, `i8`
@@ -96,6 +99,7 @@ impl Llr for f32 {
     // Far above any channel LLR (2y/σ² stays below ~200 up to 20 dB Eb/N0), yet
     // small enough that a few hundred such stages leave f32 metrics precise.
     const CERTAIN_ZERO: f32 = 1000.0;
+    const CERTAIN_ONE: f32 = -1000.0;
     #[inline(always)]
     fn is_finite(self) -> bool {
         f32::is_finite(self)
@@ -121,6 +125,7 @@ impl Llr for f32 {
 impl Llr for i8 {
     const TYPE: LlrType = LlrType::I8;
     const CERTAIN_ZERO: i8 = 127;
+    const CERTAIN_ONE: i8 = -127;
     #[inline(always)]
     fn is_finite(self) -> bool {
         true

@@ -32,12 +32,14 @@ pub const MAX_N: usize = 4;
 pub struct ConvCode {
     k: u32,
     polys: Vec<u32>,
+    /// Bit i set: output i is sent inverted (CCSDS inverts its second).
+    inverted: u8,
 }
 
 impl ConvCode {
     /// The K=7, rate 1/2 code with generators 171 and 133 (octal).
     pub fn k7_171_133() -> Self {
-        Self { k: 7, polys: vec![0o171, 0o133] }
+        Self { k: 7, polys: vec![0o171, 0o133], inverted: 0 }
     }
 
     /// The K=7 code of `n` outputs the standards use: (171, 133) for n = 2
@@ -57,7 +59,7 @@ impl ConvCode {
             4 => vec![0o133, 0o171, 0o145, 0o133],
             _ => return None,
         };
-        Some(Self { k: 7, polys })
+        Some(Self { k: 7, polys, inverted: 0 })
     }
 
     /// Build a code from its constraint length and generator polynomials.
@@ -103,7 +105,7 @@ impl ConvCode {
                 format_octal(polys)
             ));
         }
-        Ok(Self { k, polys: polys.to_vec() })
+        Ok(Self { k, polys: polys.to_vec(), inverted: 0 })
     }
 
     /// Build a code from generators written in octal (`["171", "133"]`).
@@ -113,6 +115,47 @@ impl ConvCode {
             .map(|s| parse_octal(s.as_ref()))
             .collect::<CodeResult<Vec<u32>>>()?;
         Self::new(k, &parsed)
+    }
+
+    /// The code with the outputs of `mask` (bit i: output i) sent inverted,
+    /// as CCSDS 131.0-B sends its second (`0b10`). The trellis labels carry
+    /// the inversion, so every encoder and decoder of the code sees it.
+    ///
+    /// # Example
+    /// ```
+    /// use gpufec::codes::conv::{ConvCode, Trellis};
+    /// let ccsds = ConvCode::k7_171_133().with_inverted(0b10).unwrap();
+    /// assert_eq!(Trellis::new(&ccsds).output(0, 0), 0b10);
+    /// assert!(ConvCode::k7_171_133().with_inverted(0b100).is_err());
+    /// ```
+    pub fn with_inverted(mut self, mask: u8) -> CodeResult<Self> {
+        if u32::from(mask) >> self.n() != 0 {
+            return Err(invalid!("inverted outputs {mask:b} (binary) name an output beyond the code's {}", self.n()));
+        }
+        self.inverted = mask;
+        Ok(self)
+    }
+
+    /// The code with its outputs sent in the reverse order, the inversions
+    /// moving with their outputs: the NASA-DSN order of the rate-1/2 CCSDS
+    /// code (133 first, then 171).
+    ///
+    /// # Example
+    /// ```
+    /// use gpufec::codes::conv::ConvCode;
+    /// let dsn = ConvCode::k7_171_133().with_inverted(0b10).unwrap().reversed();
+    /// assert_eq!((dsn.polys_octal(), dsn.inverted()), ("133,171".to_string(), 0b01));
+    /// ```
+    pub fn reversed(mut self) -> Self {
+        let n = self.n();
+        self.polys.reverse();
+        self.inverted = (0..n).filter(|i| self.inverted >> i & 1 == 1).fold(0, |m, i| m | 1 << (n - 1 - i));
+        self
+    }
+
+    /// The outputs sent inverted, bit i for output i.
+    pub fn inverted(&self) -> u8 {
+        self.inverted
     }
 
     /// Constraint length K.
@@ -158,7 +201,7 @@ fn gf2_gcd(mut a: u32, mut b: u32) -> u32 {
 /// Trellis tables of a [`ConvCode`].
 ///
 /// `output(s, u)` is the n-bit branch label leaving state `s` on input `u`
-/// (bit `i` = output of generator `i`). New state `j` is entered from the two
+/// (bit `i` = output of generator `i`, inverted where the code inverts it). New state `j` is entered from the two
 /// predecessors `pred_base(j)` and `pred_base(j) | 1`, on input `j >> (K-2)`.
 #[derive(Debug, Clone)]
 pub struct Trellis {
@@ -178,7 +221,7 @@ impl Trellis {
                 for (i, &p) in code.polys.iter().enumerate() {
                     sym |= (((reg & p).count_ones() & 1) as u8) << i;
                 }
-                outputs[(state as usize) * 2 + u as usize] = sym;
+                outputs[(state as usize) * 2 + u as usize] = sym ^ code.inverted;
             }
         }
         Self { code: code.clone(), outputs }

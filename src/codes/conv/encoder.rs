@@ -81,7 +81,8 @@ impl ConvEncoder {
         let mut state = 0;
         for d in 0..trellis.k() as usize {
             let u = usize::from(d == 0);
-            let sym = trellis.output(state, u);
+            // The taps are the generators'; the inversions go on after them.
+            let sym = trellis.output(state, u) ^ trellis.code().inverted();
             for (i, t) in taps.iter_mut().enumerate() {
                 *t |= u64::from((sym >> i) & 1) << d;
             }
@@ -124,6 +125,18 @@ impl ConvEncoder {
 
     /// [`encode_run`](Self::encode_run) into `dst`, of `bits.len() · n` items.
     fn encode_run_into(&mut self, bits: &[u8], dst: &mut [u8]) {
+        self.encode_plain_into(bits, dst);
+        let inverted = self.trellis.code().inverted();
+        if inverted != 0 {
+            let flips: Vec<u8> = (0..self.taps.len()).map(|i| inverted >> i & 1).collect();
+            for stage in dst.chunks_exact_mut(flips.len()) {
+                stage.iter_mut().zip(&flips).for_each(|(b, f)| *b ^= f);
+            }
+        }
+    }
+
+    /// [`encode_run_into`](Self::encode_run_into) before any inversion: the generators' outputs.
+    fn encode_plain_into(&mut self, bits: &[u8], dst: &mut [u8]) {
         let n = self.taps.len();
         if bits.len() < PAR_MIN_BITS {
             self.history = encode_slice(&self.taps, self.history, bits, dst);
@@ -480,6 +493,10 @@ mod tests {
             ConvCode::new(9, &[0o753, 0o561]).unwrap(),
             ConvCode::k7_standard(3).unwrap(),
             ConvCode::k7_standard(4).unwrap(),
+            // CCSDS (second output inverted) and its NASA-DSN order.
+            ConvCode::k7_171_133().with_inverted(0b10).unwrap(),
+            ConvCode::k7_171_133().with_inverted(0b10).unwrap().reversed(),
+            ConvCode::k7_standard(3).unwrap().with_inverted(0b101).unwrap(),
         ];
         for code in codes {
             let t = Arc::new(Trellis::new(&code));
@@ -500,7 +517,7 @@ mod tests {
     #[test]
     fn long_runs_on_all_cores_equal_the_trellis_walk() {
         let bits: Vec<u8> = (0..700_001u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 30 & 1) as u8).collect();
-        for code in [ConvCode::k7_171_133(), ConvCode::k7_standard(3).unwrap()] {
+        for code in [ConvCode::k7_171_133(), ConvCode::k7_standard(3).unwrap(), ConvCode::k7_171_133().with_inverted(0b10).unwrap()] {
             let t = Arc::new(Trellis::new(&code));
             for (mode, frame) in [(EncoderMode::Streaming, None), (EncoderMode::Terminated { frame: 300_000 }, Some(300_000))] {
                 let want = walk(&t, &bits, frame);

@@ -162,8 +162,8 @@ impl<T: Llr> Link for ConvLink<T> {
             tx: s.transmitter(ebn0_db, seed, self.counter_bits)?,
             depuncturer: (!self.on_load).then(|| Depuncturer::new(s.puncture.clone())),
             tiler: match s.mode {
-                ViterbiMode::Tiled(t) if self.on_load => Some(Tiler::punctured(t, s.puncture.clone())?),
-                ViterbiMode::Tiled(t) => Some(Tiler::new(t, s.trellis.n())),
+                ViterbiMode::Tiled(t) if self.on_load => Some(Tiler::punctured(t, s.puncture.clone())?.inverting(s.trellis.code().inverted())),
+                ViterbiMode::Tiled(t) => Some(Tiler::new(t, s.trellis.n()).inverting(s.trellis.code().inverted())),
                 ViterbiMode::Frame(_) => None,
             },
             reference: Vec::new(),
@@ -293,19 +293,19 @@ impl<T: Llr> NoisyLlrs<T> {
         } as u64;
         let units = bits.div_ceil(unit_bits).max(1);
         let info_bits = usize::try_from(units * unit_bits).map_err(|_| invalid!("{bits} bits do not fit this machine"))?;
-        let (pattern, n) = (self.setup.puncture.clone(), self.setup.trellis.n());
+        let (pattern, n, inverted) = (self.setup.puncture.clone(), self.setup.trellis.n(), self.setup.trellis.code().inverted());
         let sent = self.sent(info_bits)?;
         let mut out = Vec::new();
         match mode {
             ViterbiMode::Tiled(t) if on_load => {
-                let mut tiler = Tiler::punctured(t, pattern)?;
+                let mut tiler = Tiler::punctured(t, pattern)?.inverting(inverted);
                 tiler.push(sent, &mut out);
                 tiler.finish(&mut out)?;
             }
             ViterbiMode::Tiled(t) => {
                 let mut depunctured = Vec::new();
                 Depuncturer::new(pattern).depuncture(sent, &mut depunctured);
-                let mut tiler = Tiler::new(t, n);
+                let mut tiler = Tiler::new(t, n).inverting(inverted);
                 tiler.push(&depunctured, &mut out);
                 tiler.finish(&mut out)?;
             }

@@ -13,7 +13,7 @@ pub use code::{ConvCode, MAX_K, MAX_N, MIN_K, Trellis};
 pub use encoder::{ConvEncoder, EncoderMode};
 pub use link::{ConvLink, ConvSetup, NoisyLlrs};
 pub use puncture::{Depuncturer, MAX_PERIOD, PuncturePattern, Punctured, Puncturer};
-pub use settings::{ConvChain, ConvSettings, DEFAULT_FRAME, Depuncturing, Mode};
+pub use settings::{ConvChain, ConvSettings, DEFAULT_FRAME, Depuncturing, Mode, OutputOrder};
 pub use decoder::{
     CpuViterbi, DEFAULT_GROUP, DepuncturedUnits, FrameConfig, MAX_FRAME_BITS, TileConfig, TileField, Tiler, Traceback, ViterbiLlr, ViterbiMode, default_tile,
 };

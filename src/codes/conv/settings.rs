@@ -6,7 +6,7 @@
 use super::decoder::{DEFAULT_GROUP, FrameConfig, TileConfig, Tiler, ViterbiMode, default_tile};
 use super::link::{ConvSetup, NoisyLlrs};
 use super::{ConvCode, ConvEncoder, EncoderMode, MAX_K, MIN_K, PuncturePattern, Punctured, Trellis};
-use crate::codes::error::CodeResult;
+use crate::codes::error::{CodeResult, invalid};
 use crate::codes::framing::{BlockCutter, Cutter};
 use crate::codes::llr::{Llr, LlrType};
 use crate::codes::settings::{Chain, Field, FieldType, Noisy, SettingError, Settings, blame, count_in};
@@ -25,6 +25,18 @@ pub enum Mode {
     Streaming,
     /// Frames with K − 1 tail bits, each decoded whole.
     Terminated,
+}
+
+/// The order in which the outputs of a stage are sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OutputOrder {
+    /// As `polys` lists the generators (CCSDS 131.0-B: 171 first).
+    #[default]
+    Polys,
+    /// The reverse, inversions moving with their outputs: the NASA-DSN
+    /// convention (133 first).
+    NasaDsn,
 }
 
 /// Where the erasures of a punctured stream go back.
@@ -63,6 +75,10 @@ pub struct ConvSettings {
     pub k: Option<u64>,
     /// Generators in octal, comma-separated.
     pub polys: Option<String>,
+    /// Outputs sent inverted: 0/1 per generator, in the order of `polys`.
+    pub invert: Option<String>,
+    /// The order the outputs are sent in.
+    pub order: Option<OutputOrder>,
     /// A standard rate: 1/2, 1/3, 1/4, or a punctured 2/3, 3/4, 5/6, 7/8.
     pub rate: Option<String>,
     /// A puncturing pattern of one's own, one row of 0/1 per generator.
@@ -99,6 +115,16 @@ impl Settings for ConvSettings {
             FieldType::Text,
             "generators in octal, comma-separated (default by rate: 171,133 for 1/2 and the punctured rates, 133,171,165 for 1/3 as LTE, 133,171,145,133 for 1/4 as DAB)",
         ),
+        Field::new(
+            "invert",
+            FieldType::Text,
+            "outputs sent inverted: one 0/1 per generator in the order of polys, e.g. 01 for CCSDS 131.0-B (its second output, 133, inverted); default none",
+        ),
+        Field::new(
+            "order",
+            FieldType::Choice(&["polys", "nasa-dsn"]),
+            "the order each stage's outputs are sent in: polys (as listed; default) or nasa-dsn (reversed, each inversion moving with its output: 133 first for 171,133)",
+        ),
         Field::new("rate", FieldType::Text, "1/2, 1/3, 1/4 (unpunctured), or 2/3, 3/4, 5/6, 7/8 (the DVB-S / 802.11 patterns of the rate-1/2 code); default 1/2"),
         Field::new("pattern", FieldType::Text, "a puncturing pattern of your own instead of a rate: one row of 0/1 per generator, e.g. 110,101 (at most 4 rows of 1024)"),
         Field::new("mode", FieldType::Choice(&["streaming", "terminated"]), "a stream decoded in overlapping tiles, or frames with K−1 tail bits decoded whole (default streaming)"),
@@ -130,6 +156,14 @@ impl Settings for ConvSettings {
             None if k == 7 => ConvCode::k7_standard(puncture.n())
                 .ok_or_else(|| SettingError::new(puncture_field, format!("no standard K=7 code has {} outputs; give polys", puncture.n())))?,
             None => return Err(SettingError::new("k", format!("give the generators of a K={k} code with polys (the defaults are K=7 codes)"))),
+        };
+        let code = match &self.invert {
+            Some(text) => blame("invert", parse_inverted(text, code.n()).and_then(|mask| code.with_inverted(mask)))?,
+            None => code,
+        };
+        let code = match self.order.unwrap_or_default() {
+            OutputOrder::Polys => code,
+            OutputOrder::NasaDsn => code.reversed(),
         };
         blame(puncture_field, puncture.check_fits(code.n()).map_err(|e| format!("{e} (polys {})", code.polys_octal())))?;
         let trellis = Arc::new(Trellis::new(&code));
@@ -239,7 +273,11 @@ impl Chain for ConvChain {
     /// `K=7 (171,133) rate 3/4, tiles 255,32,40 serial ×64, depunctured by the decoder`.
     fn describe(&self) -> String {
         let t = &self.setup.trellis;
-        let mut s = format!("K={} ({}) rate {}", t.k(), t.code().polys_octal(), rate_name(&self.setup.puncture));
+        let inverted = match t.code().inverted() {
+            0 => String::new(),
+            m => format!("; inverted {}", (0..t.n()).map(|i| if m >> i & 1 == 1 { '1' } else { '0' }).collect::<String>()),
+        };
+        let mut s = format!("K={} ({}{inverted}) rate {}", t.k(), t.code().polys_octal(), rate_name(&self.setup.puncture));
         match self.setup.mode {
             ViterbiMode::Tiled(tile) => s += &format!(", tiles {},{},{} {} ×{}", tile.f, tile.v1, tile.v2, tile.traceback, tile.group),
             ViterbiMode::Frame(f) => s += &format!(", terminated frames of {}", f.frame),
@@ -264,10 +302,10 @@ impl Chain for ConvChain {
     /// The cutter of the stream the decoder takes (punctured when the
     /// decoder depunctures, otherwise depunctured): its tiles, or its frames.
     fn cutter<T: Llr>(&self) -> CodeResult<Box<dyn Cutter<T>>> {
-        let n = self.setup.trellis.n();
+        let (n, inverted) = (self.setup.trellis.n(), self.setup.trellis.code().inverted());
         Ok(match (self.setup.mode, self.decoder_pattern()) {
-            (ViterbiMode::Tiled(t), Some(p)) => Box::new(Tiler::punctured(t, p.clone())?),
-            (ViterbiMode::Tiled(t), None) => Box::new(Tiler::new(t, n)),
+            (ViterbiMode::Tiled(t), Some(p)) => Box::new(Tiler::punctured(t, p.clone())?.inverting(inverted)),
+            (ViterbiMode::Tiled(t), None) => Box::new(Tiler::new(t, n).inverting(inverted)),
             (ViterbiMode::Frame(f), _) => Box::new(BlockCutter::fixed(f.stages(self.setup.trellis.k()) * n)?.naming("terminated frame")),
         })
     }
@@ -277,6 +315,16 @@ impl Chain for ConvChain {
         let scale = if T::TYPE == LlrType::I8 { self.setup.quantizer(ebn0_db)?.scale() } else { 1.0 };
         Ok(Noisy { llrs, info_bits, scale })
     }
+}
+
+/// The inverted outputs `01`-style (one digit per output, the first for
+/// output 0) as a mask, bit i for output i.
+fn parse_inverted(text: &str, n: usize) -> CodeResult<u8> {
+    let digits: Vec<char> = text.trim().chars().collect();
+    if digits.len() != n || digits.iter().any(|&c| c != '0' && c != '1') {
+        return Err(invalid!("'{text}' is not one 0 or 1 for each of the code's {n} outputs (e.g. 01: the second inverted)"));
+    }
+    Ok(digits.iter().enumerate().fold(0, |m, (i, &c)| m | u8::from(c == '1') << i))
 }
 
 /// The rate a pattern gives, as a fraction: `1/2`, `3/4`, `5/9`.
@@ -308,6 +356,17 @@ mod tests {
     }
 
     #[test]
+    fn ccsds_and_nasa_dsn_conventions_resolve_into_the_code() {
+        let ccsds = resolve(ConvSettings { invert: Some("01".into()), ..Default::default() }).unwrap();
+        assert_eq!(ccsds.describe(), "K=7 (171,133; inverted 01) rate 1/2, tiles 256,20,20 serial ×64");
+        assert_eq!(ccsds.trellis().output(0, 0), 0b10);
+        let dsn = resolve(ConvSettings { invert: Some("01".into()), order: Some(OutputOrder::NasaDsn), ..Default::default() }).unwrap();
+        assert_eq!(dsn.describe(), "K=7 (133,171; inverted 10) rate 1/2, tiles 256,20,20 serial ×64");
+        let plain_dsn = resolve(ConvSettings { order: Some(OutputOrder::NasaDsn), ..Default::default() }).unwrap();
+        assert_eq!(plain_dsn.trellis().code().polys_octal(), "133,171");
+    }
+
+    #[test]
     fn where_the_erasures_go_follows_the_tile() {
         let at = |tile: &str, d: Option<Depuncturing>| {
             resolve(ConvSettings { rate: Some("3/4".into()), tile: Some(tile.into()), depuncture: d, ..Default::default() })
@@ -333,6 +392,8 @@ mod tests {
             (ConvSettings { mode: Some(Mode::Terminated), frame: Some(1 << 27), ..Default::default() }, "frame"),
             (ConvSettings { frame: Some(0), ..Default::default() }, "frame"),
             (ConvSettings { group: Some(0), ..Default::default() }, "group"),
+            (ConvSettings { invert: Some("011".into()), ..Default::default() }, "invert"),
+            (ConvSettings { invert: Some("0x".into()), ..Default::default() }, "invert"),
             (ConvSettings { traceback: Some("parallel:0".into()), ..Default::default() }, "traceback"),
             (ConvSettings { rate: Some("3/4".into()), mode: Some(Mode::Terminated), depuncture: Some(Depuncturing::Decoder), ..Default::default() }, "depuncture"),
         ] {

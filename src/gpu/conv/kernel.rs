@@ -112,6 +112,7 @@ pub(super) fn defines(trellis: &Trellis, tile: &TileConfig, llr: LlrType, l: Lau
     let mut d: Vec<(String, String)> = [
         ("VK", trellis.k() as usize),
         ("VN", trellis.n()),
+        ("VINV", usize::from(trellis.code().inverted())),
         ("VF", tile.f),
         ("VV1", tile.v1),
         ("VV2", tile.v2),

@@ -175,7 +175,7 @@ pub fn compile_conv_link_kernels<T: ViterbiLlr>(chain: &ConvChain, arch: &str) -
     Ok(())
 }
 
-/// The channel kernel's constants: the code's reversed taps, the puncturing
+/// The channel kernel's constants: the code's reversed taps and inverted outputs, the puncturing
 /// pattern as (stage, output) per sent LLR of a period, the LLR type.
 fn llr_defines<T: ViterbiLlr>(setup: &ConvSetup) -> anyhow::Result<Vec<(String, String)>> {
     let k = setup.trellis.k() as usize;
@@ -191,6 +191,7 @@ fn llr_defines<T: ViterbiLlr>(setup: &ConvSetup) -> anyhow::Result<Vec<(String, 
         ("CKPP".into(), kept.len().to_string()),
         ("CPAT_STAGE".into(), list(&|&(c, _)| c)),
         ("CPAT_OUT".into(), list(&|&(_, j)| j)),
+        ("CINV".into(), setup.trellis.code().inverted().to_string()),
         ("LLR_F32".into(), usize::from(T::TYPE == LlrType::F32).to_string()),
     ];
     for j in 0..4 {

@@ -14,7 +14,8 @@ use crate::codes::llr::Llr;
 /// Unit `u` holds stages `u·G·f − v1 .. (u+1)·G·f + v2` (G = `group`): the `G`
 /// tiles of the unit laid end to end, sharing their overlaps. Stages before the
 /// stream start carry [`Llr::CERTAIN_ZERO`] (the encoder's register is all zeros
-/// there), so the first tile starts from a known state when v1 ≥ K−1; stages
+/// there; [`Llr::CERTAIN_ONE`] for an output the code inverts,
+/// [`Tiler::inverting`]), so the first tile starts from a known state when v1 ≥ K−1; stages
 /// after the stream's end are erasures (LLR 0).
 ///
 /// A plain tiler ([`Tiler::new`]) takes `n` LLRs per stage. A punctured one
@@ -46,12 +47,14 @@ pub struct Tiler<T> {
     received: usize,
     /// Index of the next unit to emit.
     next_unit: usize,
+    /// Outputs the code sends inverted (bit i: output i).
+    inverted: u8,
 }
 
 impl<T: Llr> Tiler<T> {
     /// Tiler for `n` LLRs per stage.
     pub fn new(cfg: TileConfig, n: usize) -> Self {
-        Self { cfg, pattern: PuncturePattern::none(n), buf: Vec::new(), buf_stage: 0, received: 0, next_unit: 0 }
+        Self { cfg, pattern: PuncturePattern::none(n), buf: Vec::new(), buf_stage: 0, received: 0, next_unit: 0, inverted: 0 }
     }
 
     /// Tiler for a stream punctured with `pattern` from its first stage on. Tiles
@@ -67,6 +70,14 @@ impl<T: Llr> Tiler<T> {
             ));
         }
         Ok(Self { pattern, ..Self::new(cfg, 1) })
+    }
+
+    /// The tiler for a code that sends the outputs of `mask` inverted
+    /// ([`ConvCode::with_inverted`](crate::codes::conv::ConvCode::with_inverted)):
+    /// the stages before the stream carry what the all-zero register sends.
+    pub fn inverting(mut self, mask: u8) -> Self {
+        self.inverted = mask;
+        self
     }
 
     /// Stage of the puncturing period at which every unit (and every tile)
@@ -90,7 +101,16 @@ impl<T: Llr> Tiler<T> {
         let end = first + self.cfg.unit_stages() as isize;
         // Three runs: before the stream, inside it, past its end.
         let lo = first.clamp(0, end.max(0));
-        out.extend(std::iter::repeat_n(T::CERTAIN_ZERO, self.llrs(first, lo)));
+        if self.inverted == 0 {
+            out.extend(std::iter::repeat_n(T::CERTAIN_ZERO, self.llrs(first, lo)));
+        } else {
+            let p = &self.pattern;
+            for stage in first..lo {
+                let col = stage.rem_euclid(p.period() as isize) as usize;
+                let sent = (0..p.n()).filter(|&i| p.keeps(i, col));
+                out.extend(sent.map(|i| if self.inverted >> i & 1 == 1 { T::CERTAIN_ONE } else { T::CERTAIN_ZERO }));
+            }
+        }
         let hi = end.clamp(lo, (self.received as isize).max(lo));
         let i = self.llrs(self.buf_stage as isize, lo);
         out.extend_from_slice(&self.buf[i..i + self.llrs(lo, hi)]);
