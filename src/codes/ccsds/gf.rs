@@ -6,7 +6,7 @@
 pub const FIELD_POLY: u16 = 0x187;
 
 /// α^i for i in 0..510 (twice round, so a sum of two logs needs no reduction).
-const EXP: [u8; 510] = {
+pub(super) const EXP: [u8; 510] = {
     let mut t = [0u8; 510];
     let mut x: u16 = 1;
     let mut i = 0;
@@ -22,7 +22,7 @@ const EXP: [u8; 510] = {
 };
 
 /// log_α x for x ≠ 0 (entry 0 unused).
-const LOG: [u8; 256] = {
+pub(super) const LOG: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut i = 0;
     while i < 255 {

@@ -27,15 +27,11 @@ const TAL: [u8; 8] = [0x8d, 0xef, 0xec, 0x86, 0xfa, 0x99, 0xaf, 0x7b];
 /// Conventional to dual basis, and back.
 const TO_DUAL: [u8; 256] = {
     let mut t = [0u8; 256];
-    let mut x = 0;
+    let mut x = 1;
     while x < 256 {
-        let mut k = 0;
-        while k < 8 {
-            if x >> k & 1 == 1 {
-                t[x] ^= TAL[7 - k];
-            }
-            k += 1;
-        }
+        // Linear: x's lowest set bit k adds row 7 − k to the rest's image.
+        let k = (x as u8).trailing_zeros() as usize;
+        t[x] = t[x & (x - 1)] ^ TAL[7 - k];
         x += 1;
     }
     t
@@ -52,21 +48,7 @@ const FROM_DUAL: [u8; 256] = {
 
 /// g(x), coefficient of x^j at j (monic: entry 32 is 1).
 const GENERATOR: [u8; PARITY + 1] = {
-    // Built at compile time by the same field arithmetic as `gf`, spelled out
-    // on the tables because const fns cannot call the table lookups' helpers.
-    let mut exp = [0u8; 255];
-    let mut log = [0u8; 256];
-    let mut x: u16 = 1;
-    let mut i = 0;
-    while i < 255 {
-        exp[i] = x as u8;
-        log[x as usize] = i as u8;
-        x <<= 1;
-        if x & 0x100 != 0 {
-            x ^= gf::FIELD_POLY;
-        }
-        i += 1;
-    }
+    let (exp, log) = (gf::EXP, gf::LOG);
     let mut g = [0u8; PARITY + 1];
     g[0] = 1;
     let mut j = 0;
