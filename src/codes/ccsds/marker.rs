@@ -69,12 +69,12 @@ pub struct SyncedFrame {
 /// # Example
 /// ```
 /// use gpufec::codes::ccsds::{ASM, AsmSearch, FrameSync};
-/// let mut sync = FrameSync::new(AsmSearch::new(ASM, 2)?, 2)?;
+/// let mut finder = FrameSync::new(AsmSearch::new(ASM, 2)?, 2)?;
 /// let bytes = [0x55u8, 0x1a, 0xcf, 0xfc, 0x1c, 0xbe, 0xef]; // one marker bit wrong
 /// let bits: Vec<u8> = bytes.iter().flat_map(|b| (0..8).rev().map(move |i| b >> i & 1)).collect();
 /// let (mut frames, half) = (Vec::new(), bits.len() / 2);
-/// sync.push(&bits[..half], &mut frames);
-/// sync.push(&bits[half..], &mut frames);
+/// finder.push(&bits[..half], &mut frames);
+/// finder.push(&bits[half..], &mut frames);
 /// assert_eq!(frames[0].bytes, [0xbe, 0xef]);
 /// assert_eq!((frames[0].found.start, frames[0].found.errors), (40, 1));
 /// # Ok::<(), gpufec::codes::CodeError>(())
@@ -108,8 +108,7 @@ impl FrameSync {
             if let Some((found, acc)) = &mut self.open {
                 acc.push(b ^ u8::from(found.inverted));
                 if acc.len() == self.frame_bits {
-                    let bytes = acc.chunks(8).map(|c| c.iter().fold(0u8, |x, &bit| x << 1 | bit)).collect();
-                    frames.push(SyncedFrame { found: *found, bytes });
+                    frames.push(SyncedFrame { found: *found, bytes: super::encoder::pack(acc) });
                     self.open = None;
                     self.valid = 0;
                 }

@@ -159,10 +159,10 @@ fn the_synchroniser_finds_frames_in_noise_and_in_an_inverted_stream() {
         for i in (0..noisy.len()).step_by(97) {
             noisy[i] ^= 1;
         }
-        let mut sync = FrameSync::new(AsmSearch::new(ASM, 4).unwrap(), 146).unwrap();
+        let mut finder = FrameSync::new(AsmSearch::new(ASM, 4).unwrap(), 146).unwrap();
         let mut found = Vec::new();
         for piece in noisy.chunks(1000) {
-            sync.push(piece, &mut found);
+            finder.push(piece, &mut found);
         }
         let decoded: Vec<Vec<u8>> = found
             .into_iter()
