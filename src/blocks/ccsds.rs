@@ -370,3 +370,73 @@ impl Kernel for HexFrameSink {
         self.errors.keep(meta, r)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocks::runtime;
+    use crate::blocks::testing::run_through;
+    use crate::codes::ccsds::{ASM, AsmFramer, Basis, ReedSolomon};
+    use futuresdr::blocks::VectorSource;
+    use futuresdr::runtime::Flowgraph;
+
+    fn codec() -> FrameCodec {
+        FrameCodec::new(ReedSolomon::new(60, 2, Basis::Dual).unwrap(), true)
+    }
+
+    #[test]
+    fn frames_go_out_found_and_corrected_block_by_block() {
+        let data: Vec<u8> = (0..3 * 56u32).map(|i| (i * 37 % 251) as u8).collect();
+        let bits: Vec<u8> = data.iter().flat_map(|b| (0..8).rev().map(move |i| b >> i & 1)).collect();
+        let errors = FirstError::default();
+        let sent: Vec<u8> = run_through(bits, &errors, |fg| fg.add(CcsdsEncoder::new(AsmFramer::new(codec()))).into()).unwrap();
+        assert_eq!(sent.len(), 3 * (32 + 8 * 120));
+        // Junk before, a marker bit and a frame byte wrong, the stream inverted.
+        let mut received: Vec<u8> = [1, 0, 1].into_iter().chain(sent).map(|b| b ^ 1).collect();
+        received[3 + 5] ^= 1;
+        for bit in 3 + 32 + 80..3 + 32 + 88 {
+            received[bit] ^= 1;
+        }
+        let sync = AsmSync::new(AsmSearch::new(ASM, 2).unwrap(), 120).unwrap();
+        let found = sync.counts();
+        let frames: Vec<u8> = run_through(received, &errors, |fg| fg.add(sync).into()).unwrap();
+        assert_eq!(frames.len(), 3 * 120);
+        let decoder = CcsdsDecoder::new(codec());
+        let checked = decoder.counts();
+        let mut broken = frames.clone();
+        broken[120..150].iter_mut().for_each(|b| *b ^= 0x3c); // 15 errors in each codeword of frame 1: still corrected
+        broken[240..300].iter_mut().for_each(|b| *b ^= 0x3c); // 30 in each of frame 2: too many
+        let got: Vec<u8> = run_through(broken, &errors, |fg| fg.add(decoder).into()).unwrap();
+        assert_eq!(got, data[..112], "frames 0 and 1 pass, 56 data bytes each");
+        let l = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        assert_eq!((l(&found.found), l(&found.inverted), l(&found.marker_errors)), (3, 3, 1));
+        assert_eq!((l(&checked.passed), l(&checked.corrected), l(&checked.failed)), (2, 1 + 30, 1));
+        assert!(checked.line().contains("2 frames passed Reed–Solomon (31 symbols corrected), 1 failed"), "{}", checked.line());
+    }
+
+    #[test]
+    fn a_stream_ending_inside_a_frame_fails_saying_so() {
+        let errors = FirstError::default();
+        let e = run_through::<u8, u8>(vec![0; 130], &errors, |fg| fg.add(CcsdsDecoder::new(codec()).report_to(&errors)).into()).unwrap_err();
+        assert!(e.contains("ended inside a frame: 10 of its 120 bytes"), "{e}");
+        let dir = std::env::temp_dir().join(format!("gpufec-hexsink-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f.hex");
+        let run = |bytes: Vec<u8>| {
+            let errors = FirstError::default();
+            let mut fg = Flowgraph::new();
+            let snk = fg.add(HexFrameSink::new(&path, 3).unwrap().report_to(&errors));
+            let src = fg.add(VectorSource::<u8>::new(bytes));
+            fg.stream(&src, |b| b.output(), &snk, |b| b.input()).unwrap();
+            let r = runtime().run(fg);
+            errors.message().map_or(r.map(drop).map_err(|e| e.to_string()), Err)
+        };
+        run(vec![0xab, 0, 1, 2, 3, 0xff]).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "ab0001\n0203ff\n");
+        let e = run(vec![1, 2, 3, 4]).unwrap_err();
+        assert!(e.contains("ended inside a frame: 1 of its 3 bytes"), "{e}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "ab0001\n0203ff\n", "a failed run leaves the file as it was");
+        assert!(HexFrameSink::new(&path, 0).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
