@@ -333,7 +333,11 @@ impl HexFrameSink {
         for &b in items {
             self.partial.push(b);
             if self.partial.len() == self.frame_bytes {
-                self.partial.iter().for_each(|b| self.text.push_str(&format!("{b:02x}")));
+                const DIGITS: &[u8; 16] = b"0123456789abcdef";
+                for &b in &self.partial {
+                    self.text.push(DIGITS[usize::from(b >> 4)].into());
+                    self.text.push(DIGITS[usize::from(b & 15)].into());
+                }
                 self.text.push('\n');
                 self.partial.clear();
             }
