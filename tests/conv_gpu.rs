@@ -244,6 +244,35 @@ fn gpu_matches_on_adversarial_inputs() {
     assert!(errs.is_empty(), "{}", errs.join("\n"));
 }
 
+/// The CCSDS convention (second output inverted) and its NASA-DSN order
+/// reach the kernel through its labels (VINV): noisy streams decode to the
+/// CPU model's bits, unpunctured and punctured on load.
+#[test]
+fn gpu_decodes_the_ccsds_and_nasa_dsn_conventions_as_the_cpu_model() {
+    if !common::have_gpu("gpu_decodes_the_ccsds_and_nasa_dsn_conventions_as_the_cpu_model") {
+        return;
+    }
+    let tile = TileConfig::new(252, 20, 20, Traceback::Serial).unwrap().with_group(8).unwrap();
+    let mut errs = Vec::new();
+    for (i, code) in [ConvCode::k7_171_133().with_inverted(0b10).unwrap(), ConvCode::k7_171_133().with_inverted(0b10).unwrap().reversed()].into_iter().enumerate() {
+        for (rate, on_load) in [("1/2", false), ("3/4", true)] {
+            let case = Case { k: 7, polys: code.polys().to_vec(), rate, on_load, tile, ring: SurvivorMemory::Auto, batch_units: 3, bits: 30_000 };
+            let trellis = Arc::new(Trellis::new(&code));
+            let (_, f, q) = channel(&case, &trellis, 40 + i as u64);
+            let n = trellis.n();
+            match gpu_decoder::<f32>(&trellis, &case) {
+                Ok(mut d) => errs.extend(compare(&trellis, &case, &mut d, &units(&case, n, &f)).err()),
+                Err(e) => errs.push(format!("{case:?} f32: {e:#}")),
+            }
+            match gpu_decoder::<i8>(&trellis, &case) {
+                Ok(mut d) => errs.extend(compare(&trellis, &case, &mut d, &units(&case, n, &q)).err()),
+                Err(e) => errs.push(format!("{case:?} i8: {e:#}")),
+            }
+        }
+    }
+    assert!(errs.is_empty(), "{}", errs.join("\n"));
+}
+
 /// Units of a stream cut in place (one stride apart, overlapping) go to the
 /// device from where they lie, page-locked there, and decode to the CPU
 /// model's bits: whole and punctured-on-load streams, i8 and f32, a region

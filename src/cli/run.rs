@@ -153,6 +153,9 @@ fn print_summary(summary: &Summary) {
         }
         println!("{line}");
     }
+    for (name, counts) in &summary.frames {
+        println!("frames '{name}': {}", counts.line());
+    }
     let mut bytes_written = 0;
     for f in &summary.files {
         let (items, bytes) = (f.written.items.load(Ordering::Relaxed), f.written.bytes.load(Ordering::Relaxed));

@@ -9,6 +9,7 @@
 pub mod bits;
 pub mod channel;
 pub mod conv;
+pub mod ccsds;
 pub mod crc;
 pub mod decode;
 pub mod encode;

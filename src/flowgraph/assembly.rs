@@ -5,7 +5,7 @@ use super::family::Code;
 use super::file::list;
 use super::params::Args;
 use super::registry::StreamType;
-use crate::blocks::{BerCounters, BlockLoad, Counted, DecoderStats, FileWritten, FirstError, Profiled, ThroughputMeter};
+use crate::blocks::{BerCounters, BlockLoad, Counted, DecoderStats, FileWritten, FirstError, FrameCounts, Profiled, ThroughputMeter};
 use crate::gpu::{Backend, Choice};
 use futuresdr::runtime::__private::KernelInterface;
 use futuresdr::runtime::dev::Kernel;
@@ -88,6 +88,8 @@ pub struct Built {
     pub decoders: Vec<DecoderNote>,
     /// Its file sinks.
     pub files: Vec<FileNote>,
+    /// The counts of its framing blocks, by block name.
+    pub frames: Vec<(String, Arc<FrameCounts>)>,
     /// Every block's load, sources first, when it was built to be profiled.
     pub loads: Vec<LoadNote>,
     /// The file's codes, resolved, by name.
@@ -108,6 +110,7 @@ pub(crate) struct Assembly {
     pub probes: Vec<(String, Arc<ThroughputMeter>)>,
     pub decoders: Vec<DecoderNote>,
     pub files: Vec<FileNote>,
+    pub frames: Vec<(String, Arc<FrameCounts>)>,
     /// Whether every block is timed ([`Profiled`]).
     profile: bool,
     pub loads: Vec<LoadNote>,
@@ -131,6 +134,7 @@ impl Assembly {
             probes: Vec::new(),
             decoders: Vec::new(),
             files: Vec::new(),
+            frames: Vec::new(),
             profile,
             loads: Vec::new(),
             codes,
@@ -231,6 +235,7 @@ impl Assembly {
             probes: self.probes,
             decoders: self.decoders,
             files: self.files,
+            frames: self.frames,
             loads: self.loads,
             codes: self.codes,
         }

@@ -1,0 +1,22 @@
+//! CCSDS TM synchronization and channel coding (131.0-B) pieces shared by
+//! any chain, outside every code family: the attached sync marker and its
+//! search in a bit stream (`marker`), the pseudo-randomizer (`randomizer`),
+//! Reed–Solomon (255,223) in both bases, shortened and interleaved (`rs`,
+//! over the field of `gf`), the frame of the three together (`frame`), and its
+//! transmit side as an encoder (`encoder`).
+
+mod encoder;
+mod frame;
+pub mod gf;
+mod randomizer;
+mod rs;
+mod marker;
+
+pub use encoder::AsmFramer;
+pub use frame::{FrameCodec, FrameOutcome, MAX_FRAME_BYTES};
+pub use randomizer::{PERIOD as RANDOMIZER_PERIOD, randomize};
+pub use rs::{Basis, MAX_INTERLEAVE, N as RS_N, PARITY as RS_PARITY, ReedSolomon, T as RS_T, Uncorrectable, from_dual, to_dual};
+pub use marker::{ASM, AsmSearch, Found, FrameSync, MAX_MARKER_ERRORS, SyncedFrame};
+
+#[cfg(test)]
+mod tests;
