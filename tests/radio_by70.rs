@@ -22,14 +22,9 @@ fn receive(chunk: usize) -> Vec<f32> {
     let mut wav = WavReader::new(std::fs::File::open(WAV).unwrap()).unwrap();
     let format = wav.format();
     assert_eq!((format.channels, format.sample_rate), (1, 48_000));
-    let sps = 5;
     let mut r2c = RealToComplex::new(48_000.0, 11_500.0, 8_000.0, 1).unwrap();
-    let mut agc = Agc::new(1e-3, 1.0).unwrap();
-    let mut mf = Fir::new(rrc_taps(sps, 0.35, 10).unwrap(), 1).unwrap();
-    let mut gardner = Gardner::new(sps as f64, 0.002, 0.707).unwrap();
-    let mut carrier = CarrierRecovery::new(Constellation::Bpsk, 0.01, 0.707, 0.001).unwrap();
-    let mut demap = SoftDemapper::new(Constellation::Bpsk, 0.005).unwrap();
-    let (mut audio, mut base, mut filtered, mut symbols, mut llrs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut rx = PskReceiver::new(ReceiverSettings { sps: 5, ..Default::default() }).unwrap();
+    let (mut audio, mut base, mut llrs) = (Vec::new(), Vec::new(), Vec::new());
     loop {
         audio.clear();
         if wav.read(&mut audio, chunk).unwrap() == 0 {
@@ -37,13 +32,7 @@ fn receive(chunk: usize) -> Vec<f32> {
         }
         base.clear();
         r2c.process(&audio, &mut base);
-        agc.process(&mut base);
-        filtered.clear();
-        mf.process(&base, &mut filtered);
-        symbols.clear();
-        gardner.process(&filtered, &mut symbols);
-        carrier.process(&mut symbols);
-        demap.process(&symbols, &mut llrs);
+        rx.process(&base, &mut llrs);
     }
     llrs
 }

@@ -10,7 +10,8 @@
 //! The receive chain, in order: [`RealToComplex`] (audio or SSB output to
 //! baseband), [`Agc`], the matched filter ([`Fir`] with [`rrc_taps`]),
 //! [`Gardner`] symbol timing, [`CarrierRecovery`] (FLL and Costas),
-//! [`SoftDemapper`] and [`soft_differential_decode`]. Soft values follow the
+//! [`SoftDemapper`], and [`SoftDifferentialDecoder`] where the sender
+//! precoded its symbols; [`PskReceiver`] chains them from the AGC on. Soft values follow the
 //! project's convention: LLR = ln P(b=0)/P(b=1), BPSK maps 0 → +1.
 
 mod agc;
@@ -23,6 +24,7 @@ mod interpolate;
 mod loop_filter;
 mod modulate;
 mod real_to_complex;
+mod receiver;
 mod timing;
 mod wav;
 
@@ -36,6 +38,7 @@ pub use interpolate::Interpolator;
 pub use loop_filter::LoopGains;
 pub use modulate::{PulseShaper, map_symbols};
 pub use real_to_complex::RealToComplex;
+pub use receiver::{PskReceiver, ReceiverSettings};
 pub use timing::{GARDNER_GAIN, Gardner};
 pub use wav::{MAX_WAV_CHANNELS, WavFormat, WavReader, WavSamples};
 
