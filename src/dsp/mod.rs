@@ -36,7 +36,7 @@ pub use differential::{DifferentialEncoder, SoftDifferentialDecoder, boxplus};
 pub use fir::{Fir, rrc_taps};
 pub use interpolate::Interpolator;
 pub use loop_filter::LoopGains;
-pub use modulate::{PulseShaper, map_symbols};
+pub use modulate::{PulseShaper, SymbolMapper, map_symbols};
 pub use real_to_complex::RealToComplex;
 pub use receiver::{PskReceiver, ReceiverSettings};
 pub use timing::{GARDNER_GAIN, Gardner};

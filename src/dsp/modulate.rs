@@ -30,6 +30,37 @@ pub fn map_symbols(constellation: Constellation, bits: &[u8], out: &mut Vec<Comp
     Ok(())
 }
 
+/// [`map_symbols`] over a stream in pieces of any size: a QPSK bit pair
+/// split between two pieces waits for its second bit.
+///
+/// ```
+/// use gpufec::dsp::{Constellation, SymbolMapper};
+/// let mut mapper = SymbolMapper::new(Constellation::Qpsk);
+/// let mut out = Vec::new();
+/// mapper.process(&[0, 1, 1], &mut out);
+/// mapper.process(&[0], &mut out);
+/// assert_eq!(out.len(), 2);
+/// ```
+pub struct SymbolMapper {
+    constellation: Constellation,
+    pending: Vec<u8>,
+}
+
+impl SymbolMapper {
+    /// A mapper for `constellation`.
+    pub fn new(constellation: Constellation) -> Self {
+        Self { constellation, pending: Vec::new() }
+    }
+
+    /// Maps `bits`, appending the symbols they complete to `out`.
+    pub fn process(&mut self, bits: &[u8], out: &mut Vec<Complex32>) {
+        self.pending.extend_from_slice(bits);
+        let whole = self.pending.len() / self.constellation.bits() * self.constellation.bits();
+        map_symbols(self.constellation, &self.pending[..whole], out).expect("whole symbols");
+        self.pending.drain(..whole);
+    }
+}
+
 /// Root-raised-cosine pulse shaping: each symbol becomes `sps` samples, the
 /// symbol times the unit-energy pulse of [`rrc_taps`], so a symbol's energy
 /// (the sum of its samples' power) is the symbol's power and a matched

@@ -35,20 +35,25 @@ pub struct ReceiverSettings {
 
 impl Default for ReceiverSettings {
     fn default() -> Self {
-        Self {
-            constellation: Constellation::Bpsk,
-            sps: 4,
-            roll_off: 0.35,
-            span: 10,
-            agc_rate: 1e-3,
-            timing_bandwidth: 0.002,
-            timing_damping: 0.707,
-            carrier_bandwidth: 0.01,
-            carrier_damping: 0.707,
-            fll_gain: 0.001,
-            noise_rate: 0.005,
-        }
+        Self::DEFAULT
     }
+}
+
+impl ReceiverSettings {
+    /// The defaults, as a constant for those that fall back to them field by field.
+    pub const DEFAULT: Self = Self {
+        constellation: Constellation::Bpsk,
+        sps: 4,
+        roll_off: 0.35,
+        span: 10,
+        agc_rate: 1e-3,
+        timing_bandwidth: 0.002,
+        timing_damping: 0.707,
+        carrier_bandwidth: 0.01,
+        carrier_damping: 0.707,
+        fll_gain: 0.001,
+        noise_rate: 0.005,
+    };
 }
 
 /// Complex baseband samples to LLRs: [`Agc`] → matched filter ([`Fir`] of

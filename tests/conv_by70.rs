@@ -8,6 +8,8 @@ use gpufec::codes::conv::*;
 use gpufec::dsp::*;
 use std::sync::Arc;
 
+mod common;
+
 const WAV: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/satellite/by70-1.wav");
 /// The 24 frames gr-satellites decodes from the recording (with Reed–Solomon).
 const FRAMES: &str = include_str!("data/satellite/by70-1.frames.hex");
@@ -133,3 +135,14 @@ fn by70_1_frames_are_found_after_the_receiver_and_viterbi() {
     assert_eq!(receive(1000), llrs);
 }
 
+
+#[test]
+fn the_demod_flowgraph_writes_the_receivers_soft_bits() {
+    let out = std::env::temp_dir().join(format!("gpufec-by70-{}.f32", std::process::id()));
+    let set = format!("vars.llrs={}", out.display());
+    common::run_file("flowgraphs/by70-1_demod.toml", &[&set]).unwrap();
+    let bytes = std::fs::read(&out).unwrap();
+    std::fs::remove_file(&out).unwrap();
+    let llrs: Vec<f32> = bytes.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+    assert_eq!(llrs, receive(4096));
+}
