@@ -67,7 +67,7 @@ pub use polar::{PolarDecoder, PolarEncoder};
 pub use profile::{BlockLoad, Counted, Profiled};
 pub use quantize::Quantize;
 pub use radio::{
-    Agc, CarrierRecovery, ChannelModel, DifferentialDecoder, DifferentialEncoder, MatchedFilter, PskMapper, PskReceiver, PulseShaper, RealToComplex,
+    Agc, CarrierRecovery, ChannelModel, DifferentialDecoder, DifferentialEncoder, FskDemodulator, MatchedFilter, PskMapper, PskReceiver, PulseShaper, RealToComplex,
     SoftDemapper, TimingRecovery, WavItem, WavSource,
 };
 pub use random_bits::RandomBits;

@@ -15,8 +15,10 @@ const MIN_RELATIVE_VARIANCE: f32 = 1e-6;
 /// averaged over about 1/`rate` symbols.
 ///
 /// BPSK takes A from |Re y| and σ² from (Im y)², which holds only noise once
-/// the phase is locked, so the estimate has no decision bias at low SNR.
-/// QPSK takes both from the decisions on I and Q: σ² = mean (|y| − A)².
+/// the phase is locked, so the estimate has no decision bias at low SNR;
+/// [`SoftDemapper::real`] is BPSK on real values (Im y = 0, as a 2-FSK
+/// discriminator gives), σ² from the decisions: mean (|y| − A)². QPSK takes
+/// both from the decisions on I and Q.
 ///
 /// ```
 /// use gpufec::dsp::{Complex32, Constellation, SoftDemapper};
@@ -29,6 +31,8 @@ const MIN_RELATIVE_VARIANCE: f32 = 1e-6;
 /// ```
 pub struct SoftDemapper {
     constellation: Constellation,
+    /// BPSK's noise from its decisions, not from its quadrature axis.
+    real: bool,
     rate: f32,
     amplitude: f32,
     variance: f32,
@@ -38,7 +42,12 @@ impl SoftDemapper {
     /// A demapper for `constellation` averaging with rate `rate` (1e-6..=1).
     pub fn new(constellation: Constellation, rate: f64) -> CodeResult<Self> {
         check_range("noise estimate rate", rate, 1e-6..=1.0)?;
-        Ok(Self { constellation, rate: rate as f32, amplitude: 1.0, variance: 1.0 })
+        Ok(Self { constellation, real: false, rate: rate as f32, amplitude: 1.0, variance: 1.0 })
+    }
+
+    /// A BPSK demapper of real values (the imaginary parts are ignored).
+    pub fn real(rate: f64) -> CodeResult<Self> {
+        Ok(Self { real: true, ..Self::new(Constellation::Bpsk, rate)? })
     }
 
     /// The noise variance per dimension over the squared amplitude: 1 / (2·Es/N0) for BPSK.
@@ -53,7 +62,8 @@ impl SoftDemapper {
             match self.constellation {
                 Constellation::Bpsk => {
                     self.amplitude += rate * (y.re.abs() - self.amplitude);
-                    self.variance += rate * (y.im * y.im - self.variance);
+                    let noise = if self.real { y.re.abs() - self.amplitude } else { y.im };
+                    self.variance += rate * (noise * noise - self.variance);
                 }
                 Constellation::Qpsk => {
                     self.amplitude += rate * (0.5 * (y.re.abs() + y.im.abs()) - self.amplitude);

@@ -11,8 +11,10 @@
 //! baseband), [`Agc`], the matched filter ([`Fir`] with [`rrc_taps`]),
 //! [`Gardner`] symbol timing, [`CarrierRecovery`] (FLL and Costas),
 //! [`SoftDemapper`], and [`SoftDifferentialDecoder`] where the sender
-//! precoded its symbols; [`PskReceiver`] chains them from the AGC on. Soft values follow the
-//! project's convention: LLR = ln P(b=0)/P(b=1), BPSK maps 0 → +1.
+//! precoded its symbols; [`PskReceiver`] chains them from the AGC on.
+//! [`FskDemodulator`] is the 2-FSK receiver of an FM discriminator's audio.
+//! Soft values follow the project's convention: LLR = ln P(b=0)/P(b=1),
+//! BPSK maps 0 → +1.
 
 mod agc;
 mod carrier;
@@ -20,6 +22,7 @@ mod channel;
 mod demap;
 mod differential;
 mod fir;
+mod fsk;
 mod interpolate;
 mod loop_filter;
 mod modulate;
@@ -34,6 +37,7 @@ pub use channel::{ChannelModel, ChannelParams};
 pub use demap::SoftDemapper;
 pub use differential::{DifferentialEncoder, SoftDifferentialDecoder, boxplus};
 pub use fir::{Fir, rrc_taps};
+pub use fsk::FskDemodulator;
 pub use interpolate::Interpolator;
 pub use loop_filter::LoopGains;
 pub use modulate::{PulseShaper, SymbolMapper, map_symbols};

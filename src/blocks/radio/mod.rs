@@ -7,6 +7,7 @@
 //! [`Agc`] → [`MatchedFilter`] → [`TimingRecovery`] → [`CarrierRecovery`] →
 //! [`SoftDemapper`]) → LLRs for a decoder. Tags are not carried through:
 //! these blocks change the sample rate or drop the relation between items.
+//! For an FM receiver's audio, [`FskDemodulator`] takes 2-FSK to LLRs.
 
 mod wav_source;
 
@@ -157,6 +158,14 @@ radio_block! {
     input: "baseband samples (`Complex32`) at `sps` a symbol.",
     output: "LLRs (`f32`).",
     usage: "let block = PskReceiver::new(gpufec::dsp::PskReceiver::new(Default::default())?);\n# Ok::<(), gpufec::codes::CodeError>(())"
+}
+
+radio_block! {
+    FskDemodulator, dsp::FskDemodulator, f32 => f32, |s, i, o| s.process(i, o),
+    "2-FSK demodulation of an FM discriminator's audio: DC removal, integrate and dump, Gardner timing, LLRs ([`dsp::FskDemodulator`]).",
+    input: "discriminator audio (`f32`) at `sps` samples per symbol.",
+    output: "LLRs (`f32`), one per symbol.",
+    usage: "let block = FskDemodulator::new(gpufec::dsp::FskDemodulator::new(5, 0.005, 0.707, 1e-4, 0.01, false)?);\n# Ok::<(), gpufec::codes::CodeError>(())"
 }
 
 radio_block! {

@@ -145,6 +145,30 @@ pub(super) const KINDS: &[Kind] = &[
         },
     },
     Kind {
+        name: "FskDemodulator",
+        summary: "2-FSK of an FM discriminator's audio to LLRs: DC removal, integrate and dump, Gardner timing",
+        groups: &[&[
+            SPS,
+            LOOP_BANDWIDTH,
+            DAMPING,
+            Param::optional("dc_rate", ParamType::Real, "averaging rate of the DC removed, per sample (default 0.0001)"),
+            NOISE_RATE,
+            Param::with_default("invert", ParamType::Flag, Literal::Flag(false), "the higher tone is bit 1"),
+        ]],
+        ports: |_| Ok(io(Some(StreamType::F32), Some(StreamType::F32))),
+        add: |a, asm| {
+            let stage = dsp::FskDemodulator::new(
+                a.size("sps")?,
+                real_or(a, "loop_bandwidth", DEFAULTS.timing_bandwidth)?,
+                damping(a)?,
+                real_or(a, "dc_rate", 1e-4)?,
+                real_or(a, "noise_rate", DEFAULTS.noise_rate)?,
+                a.flag("invert")?,
+            );
+            asm.add(blocks::FskDemodulator::new(a.whole(stage)?))
+        },
+    },
+    Kind {
         name: "PskMapper",
         summary: "bits to BPSK or Gray QPSK symbols of unit energy",
         groups: &[&[CONSTELLATION]],
