@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 pub mod codes;
+pub mod dsp;
 pub mod gpu;
 pub mod blocks;
 pub mod flowgraph;

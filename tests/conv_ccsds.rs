@@ -21,7 +21,7 @@ mod common;
 const SHIPPED: &str = "flowgraphs/ccsds_softbits.toml";
 
 fn known_frames() -> Vec<Vec<u8>> {
-    let text = std::fs::read_to_string("testdata/satellite/by70-1.frames.hex").unwrap();
+    let text = std::fs::read_to_string("tests/data/satellite/by70-1.frames.hex").unwrap();
     text.lines().map(|l| (0..l.len()).step_by(2).map(|i| u8::from_str_radix(&l[i..i + 2], 16).unwrap()).collect()).collect()
 }
 

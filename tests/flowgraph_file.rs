@@ -228,3 +228,28 @@ fn the_readme_documents_every_block_kind_code_family_and_parameter() {
         }
     }
 }
+
+#[test]
+fn radio_blocks_refuse_bad_settings_and_files_before_the_run() {
+    let demod = include_str!("../flowgraphs/by70-1_demod.toml");
+    let e = error_of(demod, &["baseband.carrier=30000"]);
+    assert_has(&e, &["baseband", "carrier", "30000 Hz is outside the band 0..24000 Hz"]);
+    assert_has(&error_of(demod, &["wav.samples=cf32"]), &["wav.output carries cf32 but baseband.input takes f32"]);
+    let iq = demod
+        .replace("wav > baseband > receiver", "wav > receiver")
+        .replace("[blocks.baseband]\ntype = \"RealToComplex\"\nsample_rate = 48000.0\ncarrier = 11500.0\nbandwidth = 8000.0\n", "").replace("path = \"$wav\"", "path = \"$wav\"\nsamples = \"cf32\"");
+    assert_has(&error_of(&iq, &[]), &["wav", "has 1 channel, but the stream is complex"]);
+    let e = error_of(demod, &["receiver.sps=1"]);
+    assert_has(&e, &["receiver", "1 samples per symbol is outside 2..=64"]);
+    let e = error_of(demod, &["receiver.constellation=8psk"]);
+    assert_has(&e, &["receiver", "constellation"]);
+    let not_wav = std::env::temp_dir().join(format!("gpufec-not-wav-{}.wav", std::process::id()));
+    std::fs::write(&not_wav, b"RIFF\x24\0\0\0WAVEfmt \x10\0\0\0\x07\0\x01\0\x40\x1f\0\0\x40\x1f\0\0\x01\0\x08\0data\0\0\0\0").unwrap();
+    let e = error_of(demod, &[&format!("vars.wav={}", not_wav.display())]);
+    std::fs::remove_file(&not_wav).unwrap();
+    assert_has(&e, &["wav", "format 7 with 8 bits are not supported: only 16-bit PCM"]);
+    let channel = demod
+        .replace("connections = [\"wav > baseband > receiver > llr_file\"]", "connections = [\"wav > baseband > channel > receiver > llr_file\"]")
+        .replace("[blocks.receiver]", "[blocks.channel]\ntype = \"ChannelModel\"\nsample_rate = 0.0\n\n[blocks.receiver]");
+    assert_has(&error_of(&channel, &[]), &["channel", "sample_rate", "not a positive rate"]);
+}

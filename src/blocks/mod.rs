@@ -43,6 +43,7 @@ mod llr_demapper;
 mod polar;
 mod profile;
 mod quantize;
+mod radio;
 mod random_bits;
 mod stream;
 mod sync;
@@ -67,6 +68,10 @@ pub use llr_demapper::LlrDemapper;
 pub use polar::{PolarDecoder, PolarEncoder};
 pub use profile::{BlockLoad, Counted, Profiled};
 pub use quantize::Quantize;
+pub use radio::{
+    Agc, BitDifferentialDecoder, CarrierRecovery, ChannelModel, DifferentialDecoder, DifferentialEncoder, FskDemodulator, MatchedFilter, PskMapper, PskReceiver, PulseShaper, RealToComplex,
+    SoftDemapper, TimingRecovery, WavItem, WavSource,
+};
 pub use random_bits::RandomBits;
 pub use throughput_probe::{Throughput, ThroughputMeter, ThroughputProbe};
 pub use sync::{BsidChannel, SyncDecoder, SyncEncoder};

@@ -11,7 +11,8 @@ use std::sync::atomic::Ordering;
 pub const FORMAT: &str = "gpufec-run/1";
 
 /// The summary of the run of the flowgraph `title` (its code and decoder
-/// lines `about`) as JSON; rates of nothing are `null`, never a number.
+/// lines `about`) as JSON: every probe, BER sink, decoder, framing block's
+/// counts, file and profiled block; rates of nothing are `null`, never a number.
 pub fn summary_json(title: &str, about: &[String], summary: &Summary) -> Value {
     let finite = |x: f64| x.is_finite().then_some(x);
     let probes: Vec<Value> = summary
@@ -49,6 +50,17 @@ pub fn summary_json(title: &str, about: &[String], summary: &Summary) -> Value {
         .iter()
         .map(|f| json!({ "name": f.block, "path": f.path, "items": f.written.items.load(Ordering::Relaxed), "bytes": f.written.bytes.load(Ordering::Relaxed) }))
         .collect();
+    let frames: Vec<Value> = summary
+        .frames
+        .iter()
+        .map(|(name, c)| {
+            let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+            json!({
+                "name": name, "found": get(&c.found), "inverted": get(&c.inverted), "marker_errors": get(&c.marker_errors),
+                "cut_short": get(&c.cut_short), "passed": get(&c.passed), "corrected": get(&c.corrected), "failed": get(&c.failed),
+            })
+        })
+        .collect();
     let blocks: Vec<Value> = summary
         .loads
         .iter()
@@ -58,6 +70,6 @@ pub fn summary_json(title: &str, about: &[String], summary: &Summary) -> Value {
     json!({
         "format": FORMAT, "gpufec": env!("CARGO_PKG_VERSION"), "title": title, "about": about,
         "wall_s": summary.wall.as_secs_f64(), "interrupted": summary.interrupted, "stopped_at_target": summary.stopped_at_target,
-        "probes": probes, "ber": ber, "decoders": decoders, "files": files, "blocks": blocks,
+        "probes": probes, "ber": ber, "decoders": decoders, "frames": frames, "files": files, "blocks": blocks,
     })
 }

@@ -8,14 +8,14 @@ fn unhex(s: &str) -> Vec<u8> {
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
 }
 
-/// The 24 frames of BY70-1 that gr-satellites decoded (testdata/README.md).
+/// The 24 frames of BY70-1 that gr-satellites decoded (tests/data/satellite/README.md).
 pub(crate) fn by70_frames() -> Vec<Vec<u8>> {
-    include_str!("../../../testdata/satellite/by70-1.frames.hex").lines().map(unhex).collect()
+    include_str!("../../../tests/data/satellite/by70-1.frames.hex").lines().map(unhex).collect()
 }
 
 #[test]
 fn parity_equals_libfecs_in_both_bases_whole_and_shortened() {
-    let lines: Vec<&str> = include_str!("../../../testdata/ccsds/libfec_rs.txt").lines().collect();
+    let lines: Vec<&str> = include_str!("../../../tests/data/ccsds/libfec_rs.txt").lines().collect();
     assert_eq!(lines.len(), 4);
     for line in lines {
         let f: Vec<&str> = line.split(' ').collect();

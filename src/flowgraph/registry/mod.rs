@@ -2,7 +2,9 @@
 //! parameters, their stream ports, and how each one is added to a FutureSDR
 //! flowgraph. One module per code family (its [`Family`]: settings, kinds,
 //! and its [`Code`](super::family::Code)), one for the blocks every chain
-//! shares (`common`), one for the CCSDS framing blocks (`ccsds`), one for the ZeroMQ blocks between flowgraphs (`zmq`),
+//! shares (`common`), one for the CCSDS framing blocks (`ccsds`), one for the ZeroMQ blocks
+//! between flowgraphs (`zmq`), one for the radio blocks (`radio`: WAV source, receive chain,
+//! transmit side),
 //! and the parameter groups several kinds take (`groups`:
 //! the code, backend and GPU options, LLR type, decoder block options).
 
@@ -12,6 +14,7 @@ pub(crate) mod conv;
 mod groups;
 pub(crate) mod sync;
 pub(crate) mod polar;
+mod radio;
 pub(crate) mod turbo;
 mod zmq;
 
@@ -92,7 +95,7 @@ pub(super) const FAMILIES: &[&Family] = &[&conv::FAMILY, &turbo::FAMILY, &polar:
 
 /// Every block kind a file may name: the shared ones, then each family's.
 pub fn kinds() -> impl Iterator<Item = &'static Kind> {
-    common::KINDS.iter().chain(ccsds::KINDS).chain(zmq::KINDS).chain(FAMILIES.iter().flat_map(|f| f.kinds.iter()))
+    common::KINDS.iter().chain(ccsds::KINDS).chain(zmq::KINDS).chain(radio::KINDS).chain(FAMILIES.iter().flat_map(|f| f.kinds.iter()))
 }
 
 /// The kind named `name`.
