@@ -36,7 +36,7 @@ fn run_with(source: &str, sets: &[String]) -> anyhow::Result<Summary> {
     for s in sets {
         file.apply(&s.parse::<Override>()?)?;
     }
-    let built = build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: false })?;
+    let built = build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: false, ..Default::default() })?;
     run(built, Duration::from_secs(3600), &AtomicBool::new(false), |_| {})
 }
 
@@ -106,7 +106,7 @@ fn a_stream_without_markers_ends_cleanly_with_nothing_found() {
     for s in [format!("vars.frames={}", out.display()), "vars.ebn0_db=8".into(), "source.total=20000".into(), "sync.max_errors=0".into()] {
         file.apply(&s.parse::<Override>().unwrap()).unwrap();
     }
-    let built = build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: false }).unwrap();
+    let built = build(&file, &BuildOptions { backend: Some(Backend::Cpu), profile: false, ..Default::default() }).unwrap();
     let s = run(built, Duration::from_secs(3600), &AtomicBool::new(false), |_| {}).unwrap();
     assert_eq!(frame_counts(&s), (0, 0, 0, 0));
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "");

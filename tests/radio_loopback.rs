@@ -65,7 +65,7 @@ fn loopback(constellation: Constellation, bits: &[u8], sps: usize, eb_n0_db: f64
         es_n0_db: Some(es_n0_db(constellation, eb_n0_db)),
         cfo,
         drift: -0.2 * cfo / samples,
-        phase: r.random_range(-3.14..3.14),
+        phase: r.random_range(-std::f64::consts::PI..std::f64::consts::PI),
         timing: r.random_range(0.0..1.0),
         clock_ppm: 100.0,
         seed,

@@ -398,9 +398,7 @@ mod tests {
         // Junk before, a marker bit and a frame byte wrong, the stream inverted.
         let mut received: Vec<u8> = [1, 0, 1].into_iter().chain(sent).map(|b| b ^ 1).collect();
         received[3 + 5] ^= 1;
-        for bit in 3 + 32 + 80..3 + 32 + 88 {
-            received[bit] ^= 1;
-        }
+        received[3 + 32 + 80..3 + 32 + 88].iter_mut().for_each(|b| *b ^= 1);
         let sync = AsmSync::new(AsmSearch::new(ASM, 2).unwrap(), 120).unwrap();
         let found = sync.counts();
         let frames: Vec<u8> = run_through(received, &errors, |fg| fg.add(sync).into()).unwrap();

@@ -22,7 +22,7 @@ use num_complex::Complex32;
 pub fn rrc_taps(sps: usize, alpha: f64, span: usize) -> CodeResult<Vec<f32>> {
     check_sps(sps)?;
     check_range("roll-off", alpha, 0.05..=1.0)?;
-    if span == 0 || span * sps + 1 > MAX_TAPS || (span * sps) % 2 != 0 {
+    if span == 0 || span * sps + 1 > MAX_TAPS || !(span * sps).is_multiple_of(2) {
         return Err(invalid!(
             "an RRC span of {span} symbols at {sps} samples per symbol must be at least 1, \
              give an even span × sps, and at most {MAX_TAPS} taps"

@@ -20,7 +20,7 @@ pub fn map_symbols(constellation: Constellation, bits: &[u8], out: &mut Vec<Comp
     match constellation {
         Constellation::Bpsk => out.extend(bits.iter().map(|&b| Complex32::new(level(b), 0.0))),
         Constellation::Qpsk => {
-            if bits.len() % 2 != 0 {
+            if !bits.len().is_multiple_of(2) {
                 return Err(invalid!("QPSK maps bit pairs: {} bits is not a whole number of symbols", bits.len()));
             }
             let a = std::f32::consts::FRAC_1_SQRT_2;

@@ -138,6 +138,7 @@ pub fn run_on(
 /// How long an interrupted run may take to stop before it is reported as it stands.
 const STOP_GRACE: Duration = Duration::from_secs(3);
 
+#[allow(clippy::too_many_arguments)]
 fn summary(
     ber_sinks: &[(String, Arc<BerCounters>)],
     probes: &[(String, Arc<ThroughputMeter>)],

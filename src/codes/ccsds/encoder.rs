@@ -55,12 +55,18 @@ pub(crate) fn unpack_into(bytes: &[u8], out: &mut [u8]) {
 impl Encoder for AsmFramer {
     fn encode(&mut self, bits: &[u8], out: &mut Vec<u8>) -> CodeResult<()> {
         let codec = self.codec;
-        self.pending.encode(bits, self.sizes(), 64, out, |info, coded| Ok(unpack_into(&codec.encode(&pack(info))?, coded)))
+        self.pending.encode(bits, self.sizes(), 64, out, |info, coded| {
+            unpack_into(&codec.encode(&pack(info))?, coded);
+            Ok(())
+        })
     }
 
     fn encode_into(&mut self, bits: &[u8], out: &mut [u8]) -> CodeResult<Option<(usize, usize)>> {
         let codec = self.codec;
-        Ok(Some(self.pending.encode_into(bits, self.sizes(), 64, out, |info, coded| Ok(unpack_into(&codec.encode(&pack(info))?, coded)))?))
+        Ok(Some(self.pending.encode_into(bits, self.sizes(), 64, out, |info, coded| {
+            unpack_into(&codec.encode(&pack(info))?, coded);
+            Ok(())
+        })?))
     }
 
     fn at_boundary(&self) -> bool {
