@@ -154,6 +154,17 @@ fn a_stream_cut_inside_a_stage_delivers_what_came_before() {
     let want = std::fs::read(&from_whole).unwrap();
     assert_eq!(want.len(), 6250);
     assert_eq!(std::fs::read(&from_cut).unwrap(), want);
+    // Where a cut tail is expected (a receiver's last symbols), the decoder
+    // block may be told to drop it: the run succeeds, saying what it dropped.
+    let dropped = d.join("dropped.packed");
+    let o = gpufec(&[
+        "run", FILE_FLOWGRAPH, "--backend", "cpu", "--set", &format!("vars.llrs={}", s(&cut)), "--set", &format!("vars.decoded={}", s(&dropped)),
+        "--set", "decoder.partial_end=\"drop\"",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("ended inside a trellis stage") && err.contains("the rest is dropped (partial_end = \"drop\")"), "{err}");
+    assert_eq!(std::fs::read(&dropped).unwrap(), want);
 }
 
 /// Run `args` with `input` written to its stdin from another thread; the

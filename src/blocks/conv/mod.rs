@@ -3,11 +3,13 @@
 //! puncturer and depuncturer of its punctured rates.
 
 mod depuncture;
+mod pair_sync;
 mod puncture;
 #[cfg(test)]
 mod tests;
 
 pub use depuncture::Depuncture;
+pub use pair_sync::PairSync;
 pub use puncture::Puncture;
 
 use super::decoder::decoder_block;

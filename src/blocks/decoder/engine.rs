@@ -139,6 +139,12 @@ impl<T: CpuSample + Copy> Engine<T> {
         self.decoder.describe()
     }
 
+    /// Whether a stream that ends inside a unit only drops its tail
+    /// ([`DecoderOptions::drop_partial_end`]).
+    pub fn drops_partial_end(&self) -> bool {
+        self.options.drop_partial_end
+    }
+
     /// Input items taken so far.
     pub fn taken(&self) -> u64 {
         self.taken

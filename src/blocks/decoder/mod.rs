@@ -30,6 +30,11 @@ pub struct DecoderOptions {
     /// significant place (the stream's last byte completed with zero bits):
     /// an eighth of the bytes for the blocks after the decoder to move.
     pub packed: bool,
+    /// A stream that ends inside a unit (a receiver's last symbols, cut off
+    /// wherever the recording stops) ends normally, its whole units decoded
+    /// and the rest dropped with a note on stderr, instead of failing the
+    /// run (what a file cut short must do: nothing is lost silently).
+    pub drop_partial_end: bool,
 }
 
 /// Bytes of the output buffer of a block with packed output: the packed bits
@@ -41,7 +46,7 @@ pub const DEFAULT_MAX_LATENCY: Duration = Duration::from_millis(100);
 
 impl Default for DecoderOptions {
     fn default() -> Self {
-        Self { max_latency: DEFAULT_MAX_LATENCY, report_tags: false, soft: false, packed: false }
+        Self { max_latency: DEFAULT_MAX_LATENCY, report_tags: false, soft: false, packed: false, drop_partial_end: false }
     }
 }
 
@@ -113,7 +118,12 @@ macro_rules! decoder_block {
             async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, meta: &mut BlockMeta) -> Result<()> {
                 let r = self.engine.work(&mut self.input, &mut self.output, self.soft.first_mut(), io);
                 if let Some(e) = io.finished.then(|| self.engine.cut_off()).flatten() {
-                    self.errors.record(meta.instance_name().unwrap_or("decoder"), &e);
+                    let name = meta.instance_name().unwrap_or("decoder");
+                    if self.engine.drops_partial_end() {
+                        eprintln!("note: block '{name}': {e:#}; the rest is dropped (partial_end = \"drop\")");
+                    } else {
+                        self.errors.record(name, &e);
+                    }
                 }
                 self.errors.keep(meta, r)
             }

@@ -4,10 +4,10 @@
 
 use super::super::assembly::{Assembly, Node};
 use super::super::family::{DecoderBuild, Family, FamilyChain, boxed, decoder, downcast, resolve};
-use super::super::params::Args;
+use super::super::params::{Args, Literal, Param, ParamType};
 use super::groups::{BACKEND, CODE, DECODER_BLOCK, LLR, backend_options, build_decoder, by_llr, decoder_options, decoder_ports, llr_type, same_llr_in_out, input_cutter};
 use super::{Kind, StreamType, io};
-use crate::blocks::{ConvEncoder, Depuncture, Puncture, Reporting, ViterbiDecoder};
+use crate::blocks::{ConvEncoder, Depuncture, PairSync, Puncture, Reporting, ViterbiDecoder};
 use crate::codes::conv::{ConvChain, ConvLink, ConvSettings, ViterbiLlr};
 use crate::codes::encode::Encoder;
 use crate::codes::llr::{Llr, LlrType};
@@ -74,6 +74,24 @@ const KINDS: &[Kind] = &[
                 }
             }
             by_llr(a, asm, add::<i8>, add::<f32>)
+        },
+    },
+    Kind {
+        name: "PairSync",
+        summary: "drops the LLRs before the first whole trellis stage of a receiver's stream (decided on its first window: the offset whose decoded bits re-encode closest to it)",
+        groups: &[&[
+            CODE,
+            Param::with_default("window", ParamType::Count, Literal::Count(1024), "stages the decision is taken on (64..=2^20)"),
+        ]],
+        ports: |_| Ok(io(Some(StreamType::F32), Some(StreamType::F32))),
+        add: |a, asm| {
+            let code = asm.code(a, FAMILY.name)?;
+            let chain = downcast::<ConvChain>(code.as_ref())?;
+            if !chain.puncture().is_identity() {
+                return Err(a.invalid("code", "a punctured code's stages repeat over the puncturing period; PairSync takes an unpunctured stream"));
+            }
+            let finder = a.about("window", crate::codes::conv::PairSync::new(chain.trellis().clone(), a.size("window")?))?;
+            asm.add(PairSync::new(finder).report_to(&asm.errors))
         },
     },
     Kind {

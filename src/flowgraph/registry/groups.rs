@@ -88,6 +88,12 @@ pub(super) const DECODER_BLOCK: &[Param] = &[
         "bits: one u8 0/1 per bit; packed: 8 bits per byte, first bit most significant (for a FileSink with stream = \"packed\")",
     ),
     Param::with_default(
+        "partial_end",
+        ParamType::Choice(&["fail", "drop"]),
+        Literal::Text("fail"),
+        "a stream that ends inside a unit: fail the run after the whole units (a file cut short), or drop the tail with a note (a receiver's last symbols)",
+    ),
+    Param::with_default(
         "input",
         ParamType::Choice(&["units", "stream"]),
         Literal::Text("units"),
@@ -169,6 +175,7 @@ pub(super) fn decoder_options(a: &Args) -> anyhow::Result<DecoderOptions> {
         report_tags: a.flag("report_tags")?,
         soft: a.flag("soft_output")?,
         packed: a.text("output")? == "packed",
+        drop_partial_end: a.text("partial_end")? == "drop",
     })
 }
 
