@@ -42,7 +42,8 @@ fn no_gpu() -> bool {
 }
 
 fn temp_file(name: &str, text: &str) -> String {
-    let path = std::env::temp_dir().join(format!("gpufec-cli-{}-{name}", std::process::id()));
+    // Under target/ (cargo's directory for tests' files), not left in /tmp.
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("gpufec-cli-{}-{name}", std::process::id()));
     std::fs::write(&path, text).unwrap();
     path.display().to_string()
 }

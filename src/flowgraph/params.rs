@@ -128,6 +128,9 @@ pub(crate) fn check(ty: ParamType, value: &toml::Value) -> Result<Value, String>
         (ParamType::Count, toml::Value::Float(x)) if x.fract() == 0.0 && (0.0..9.007e15).contains(x) => {
             Ok(Value::Count(*x as u64))
         }
+        (ParamType::Count, toml::Value::Float(x)) if *x >= 9.007e15 && x.is_finite() => {
+            Err(format!("{}: a count written as a number with a fraction or exponent is exact only below 2^53 (9.007e15); write a larger one in digits", found()))
+        }
         (ParamType::Real, toml::Value::Integer(i)) => Ok(Value::Real(*i as f64)),
         (ParamType::Real, toml::Value::Float(x)) if x.is_finite() => Ok(Value::Real(*x)),
         (ParamType::Real, toml::Value::Float(x)) => Err(format!("{x} is not finite: give a finite number")),
@@ -283,6 +286,8 @@ mod tests {
         use toml::Value as V;
         assert_eq!(check(ParamType::Count, &V::Integer(5)), Ok(Value::Count(5)));
         assert_eq!(check(ParamType::Count, &V::Float(1e7)), Ok(Value::Count(10_000_000)));
+        let e = check(ParamType::Count, &V::Float(1e18)).unwrap_err();
+        assert!(e.contains("found the number 1000000000000000000") && e.contains("in digits"), "{e}");
         assert!(check(ParamType::Count, &V::Float(1.5)).is_err());
         assert!(check(ParamType::Count, &V::Integer(-1)).is_err());
         assert_eq!(check(ParamType::Real, &V::Integer(4)), Ok(Value::Real(4.0)));
