@@ -65,6 +65,23 @@ pub fn par_pack_msb(bits: &[u8], out: &mut [u8]) {
     }
 }
 
+/// Unpack whole bytes to bits (`u8` 0 or 1), the most significant first:
+/// the inverse of [`par_pack_msb`]. Fills `out` eight bits per byte, as far
+/// as both reach.
+///
+/// # Example
+/// ```
+/// use gpufec::codes::packed::unpack_msb;
+/// let mut bits = [9u8; 16];
+/// unpack_msb(&[0b1000_0011, 0b1100_0000], &mut bits);
+/// assert_eq!(bits, [1, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0]);
+/// ```
+pub fn unpack_msb(bytes: &[u8], out: &mut [u8]) {
+    for (o, &b) in out.chunks_exact_mut(8).zip(bytes) {
+        o.copy_from_slice(&BIT_BYTES[b.reverse_bits() as usize].to_le_bytes());
+    }
+}
+
 fn pack_msb(bits: &[u8], out: &mut [u8]) {
     // Byte k's bit 0 lands on bit 63 − k: the multiplier's terms 2^(63 − 9k)
     // put no two bits on one place, so nothing carries.

@@ -2,7 +2,7 @@
 //! Radio's file source and sink write them (native byte order).
 
 use crate::codes::bits::first_non_bit;
-use crate::codes::packed::{BIT_BYTES, par_pack_msb};
+use crate::codes::packed::{par_pack_msb, unpack_msb};
 use num_complex::Complex32;
 
 /// The layout of a file's items.
@@ -94,10 +94,7 @@ unsafe impl Pod for u8 {
     const FORMATS: &'static [FileFormat] = &[FileFormat::Bits, FileFormat::Packed];
 
     fn decode(_format: FileFormat, bytes: &[u8], out: &mut [u8]) {
-        for (o, &b) in out.chunks_exact_mut(8).zip(bytes) {
-            // Most significant bit first.
-            o.copy_from_slice(&BIT_BYTES[b.reverse_bits() as usize].to_le_bytes());
-        }
+        unpack_msb(bytes, out);
     }
 
     fn encode(_format: FileFormat, bits: &[u8], first: u64, out: &mut Vec<u8>) -> anyhow::Result<()> {

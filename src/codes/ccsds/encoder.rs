@@ -5,6 +5,7 @@
 use super::frame::FrameCodec;
 use crate::codes::encode::{Encoder, Pending};
 use crate::codes::error::CodeResult;
+use crate::codes::packed::{par_pack_msb, unpack_msb};
 
 /// Frames of bits before they go on the channel: `8 · data_len` information
 /// bits (the first the most significant of the first byte) become the 32
@@ -40,23 +41,16 @@ impl AsmFramer {
 
 /// Bits to bytes, the first bit the most significant.
 pub(crate) fn pack(bits: &[u8]) -> Vec<u8> {
-    bits.chunks(8).map(|c| c.iter().fold(0u8, |x, &b| x << 1 | b)).collect()
-}
-
-/// Bytes to bits, the most significant first, into `out`.
-pub(crate) fn unpack_into(bytes: &[u8], out: &mut [u8]) {
-    for (b, o) in bytes.iter().zip(out.chunks_exact_mut(8)) {
-        for (i, bit) in o.iter_mut().enumerate() {
-            *bit = b >> (7 - i) & 1;
-        }
-    }
+    let mut bytes = vec![0; bits.len().div_ceil(8)];
+    par_pack_msb(bits, &mut bytes);
+    bytes
 }
 
 impl Encoder for AsmFramer {
     fn encode(&mut self, bits: &[u8], out: &mut Vec<u8>) -> CodeResult<()> {
         let codec = self.codec;
         self.pending.encode(bits, self.sizes(), 64, out, |info, coded| {
-            unpack_into(&codec.encode(&pack(info))?, coded);
+            unpack_msb(&codec.encode(&pack(info))?, coded);
             Ok(())
         })
     }
@@ -64,7 +58,7 @@ impl Encoder for AsmFramer {
     fn encode_into(&mut self, bits: &[u8], out: &mut [u8]) -> CodeResult<Option<(usize, usize)>> {
         let codec = self.codec;
         Ok(Some(self.pending.encode_into(bits, self.sizes(), 64, out, |info, coded| {
-            unpack_into(&codec.encode(&pack(info))?, coded);
+            unpack_msb(&codec.encode(&pack(info))?, coded);
             Ok(())
         })?))
     }
