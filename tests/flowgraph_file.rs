@@ -253,3 +253,23 @@ fn radio_blocks_refuse_bad_settings_and_files_before_the_run() {
         .replace("[blocks.receiver]", "[blocks.channel]\ntype = \"ChannelModel\"\nsample_rate = 0.0\n\n[blocks.receiver]");
     assert_has(&error_of(&channel, &[]), &["channel", "sample_rate", "not a positive rate"]);
 }
+
+/// The receive chain's new settings, each out of its limit, refused before
+/// the run naming the block and field: the stage synchroniser's window (zero,
+/// too small, huge), a punctured code under it, the decoder's watchdog
+/// (huge) and `partial_end` (not a choice).
+#[test]
+fn stage_sync_and_decoder_end_settings_are_checked() {
+    let rx = include_str!("../flowgraphs/ccsds_rx_file.toml");
+    for (set, want) in [
+        ("stages.window=0", "0 stages; give 64..=1048576"),
+        ("stages.window=63", "63 stages; give 64..=1048576"),
+        ("stages.window=1e12", "1000000000000 stages; give 64..=1048576"),
+        ("stages.window=-1", "whole number"),
+        ("decoder.gpu_watchdog_ms=1e12", "gpu_watchdog_ms"),
+        ("decoder.partial_end=\"maybe\"", "partial_end"),
+    ] {
+        assert_has(&error_of(rx, &[set]), &[want]);
+    }
+    assert_has(&error_of(rx, &["conv.rate=\"3/4\""]), &["stages", "code", "PairSync takes an unpunctured stream"]);
+}
