@@ -1,8 +1,8 @@
 //! The GPU MAP decoder of insertion/deletion codes gives the CPU reference's
 //! results on fresh random inputs: the same decisions and unit reports
 //! (where each frame ended, whether it left the limits), the symbol APPs
-//! and the bit LLRs from them within a relative 1e-5 (the APPs are meant to
-//! be equal: the same operations in the same order), over q from 2 to 256, channels
+//! and the bit LLRs from them within a relative 1e-5 (the sums run in another
+//! order on the device), over q from 2 to 256, channels
 //! from Pi = Pd = 1e-3 to 5e-2 with substitutions, hard bits and `f32` and
 //! `i8` LLRs, whole frames and windows of a stream, global and local
 //! storage, and batches larger and smaller than the device's default;
@@ -49,6 +49,10 @@ fn cases() -> Vec<Case> {
         c(4, 4, 50, 2e-2, 1e-3, Framing::Frames, Storage::Auto, 0),
         c(256, 16, 12, 5e-3, 0.0, Framing::Stream, Storage::Local, 0),
         c(64, 12, 30, 3e-2, 0.0, Framing::Stream, Storage::Global, 4),
+        // More symbol values than threads in a CTA.
+        c(2048, 12, 8, 2e-3, 0.0, Framing::Frames, Storage::Local, 0),
+        // A corridor too wide for a lattice in registers.
+        c(4, 32, 4, 0.3, 0.0, Framing::Stream, Storage::Global, 0),
     ]
 }
 

@@ -30,6 +30,9 @@ const ENTRY: &str = "sync_map";
 /// word (so that the weights start 8-byte aligned).
 const HEAD: usize = 2;
 
+/// Smallest CTA the decoder launches (unless an index has fewer lattices).
+const MIN_CTA: usize = 128;
+
 /// Largest CTA the decoder launches: more threads than a frame's lattices
 /// of one index idle at every synchronisation.
 const MAX_CTA: u32 = 1024;
@@ -56,6 +59,9 @@ struct Shape {
     /// Received items a unit holds at most.
     window: usize,
     global: bool,
+    /// γ of the index made in shared memory (with global storage, copied
+    /// to the frame's in global memory).
+    gsmem: bool,
     soft: bool,
     /// The symbol APPs are written out too.
     apps: bool,
@@ -84,11 +90,25 @@ impl Shape {
         2 + self.symbols * self.symbol_bits * (1 + usize::from(self.soft))
     }
 
-    /// Device bytes of each of a unit's scratch arrays: γ, Σ_D γ, α, β, the APPs.
-    fn scratch_bytes(&self) -> [usize; 5] {
-        let gamma = if self.global { self.symbols } else { 1 } * self.gamma_len() * 4;
+    /// Device bytes of each of a unit's scratch arrays: γ, Σ_D γ, α.
+    fn scratch_bytes(&self) -> [usize; 3] {
+        let gamma = match (self.global, self.gsmem) {
+            (true, _) => self.symbols * self.gamma_len() * 4,
+            (false, true) => 0,
+            (false, false) => self.gamma_len() * 4,
+        };
         let sums = self.symbols * self.states * self.corridor * 8;
-        [gamma, sums, (self.symbols + 1) * self.states * 8, 2 * self.states * 8, self.q * 8]
+        [gamma, sums, (self.symbols + 1) * self.states * 8]
+    }
+
+    /// Dynamic shared memory of a CTA of `threads`: β of two indices, the
+    /// weights α·β, the APPs' partials of `threads / q` groups and the APPs
+    /// (f64), the received samples of two indices' lattices (f32 pairs),
+    /// then γ of the index when it is made there (f32).
+    fn smem_bytes(&self, threads: usize) -> usize {
+        let doubles = 2 * self.states + self.states * self.corridor + (threads / self.q).max(1) * self.q + self.q;
+        let samples = 2 * (self.states + self.n + self.corridor - 2);
+        8 * (doubles + samples) + if self.gsmem { 4 * self.gamma_len() } else { 0 }
     }
 
     /// Every device byte of one unit in a slot.
@@ -110,6 +130,7 @@ impl Shape {
             d("SBOOKS", self.books.to_string()),
             d("SWIN", self.window.to_string()),
             d("SGLOBAL", u8::from(self.global).to_string()),
+            d("SGSMEM", u8::from(self.gsmem).to_string()),
             d("SSOFT", u8::from(self.soft).to_string()),
             d("SAPP", u8::from(self.apps).to_string()),
             d("SSTREAM", u8::from(self.stream).to_string()),
@@ -118,10 +139,12 @@ impl Shape {
 }
 
 /// The shape of `reference`'s decoding with γ global or not, the soft
-/// output and the APPs written out or not.
-fn shape_of<T: Received>(reference: &SyncMapDecoder<T>, global: bool, soft: bool, apps: bool) -> Shape {
+/// output and the APPs written out or not, on a device giving a CTA up to
+/// `smem_optin` bytes of shared memory (the index's γ is made there when
+/// it fits beside the rest for the largest CTA).
+fn shape_of<T: Received>(reference: &SyncMapDecoder<T>, global: bool, soft: bool, apps: bool, smem_optin: usize) -> Shape {
     let (code, limits) = (reference.code(), reference.limits());
-    Shape {
+    let shape = Shape {
         n: code.n(),
         q: code.q(),
         symbol_bits: code.symbol_bits(),
@@ -133,11 +156,38 @@ fn shape_of<T: Received>(reference: &SyncMapDecoder<T>, global: bool, soft: bool
         books: code.codebooks(),
         window: reference.shapes()[0].items,
         global,
+        gsmem: false,
         soft,
         apps,
         stream: reference.framing() == Framing::Stream,
-    }
+    };
+    let held = Shape { gsmem: true, ..shape };
+    Shape { gsmem: held.smem_bytes(MAX_CTA as usize) <= smem_optin, ..shape }
 }
+
+/// The CTA size of the most lattices in work on an SM at once: whole
+/// warps, at most `most`,
+/// each weighed by the CTAs an SM holds (`per_sm` of a size) and by the
+/// share of its threads busy over an index's lattices (the last pass over
+/// them may be partial); and how many of those CTAs an SM holds.
+fn cta_size(shape: &Shape, most: usize, per_sm: impl Fn(usize) -> usize) -> (usize, usize) {
+    let lattices = shape.states * shape.q;
+    // Tiny CTAs would spend their time at the per-index steps only a
+    // warp or a few threads take.
+    let least = MIN_CTA.min(lattices).next_multiple_of(32).min(most);
+    (least..=most)
+        .step_by(32)
+        .map(|t| (t, per_sm(t)))
+        .max_by(|&(a, ca), &(b, cb)| {
+            let busy = |t: usize, c: usize| c as f64 * lattices as f64 / lattices.div_ceil(t) as f64;
+            busy(a, ca).total_cmp(&busy(b, cb)).then(ca.cmp(&cb))
+        })
+        .unwrap_or((most, 1))
+}
+
+/// Shared memory a Hopper CTA may opt in to (227 KiB): what the compile
+/// check without a device assumes.
+const HOPPER_OPTIN: usize = 227 << 10;
 
 /// Compile the kernel for `code` over a channel of `params` with `cfg`
 /// (γ global unless `cfg.storage` is local), with the soft output and the
@@ -145,13 +195,15 @@ fn shape_of<T: Received>(reference: &SyncMapDecoder<T>, global: bool, soft: bool
 /// that it compiles.
 pub fn compile_sync_kernel(code: &SyncCode, params: BsidParams, cfg: DecoderConfig, soft: bool, apps: bool, arch: &str) -> anyhow::Result<Vec<u8>> {
     let reference = SyncMapDecoder::<u8>::new(code.clone(), params, cfg, 1)?;
-    compile_cubin("sync.cu", arch, &shape_of(&reference, cfg.storage != Storage::Local, soft, apps).defines())
+    compile_cubin("sync.cu", arch, &shape_of(&reference, cfg.storage != Storage::Local, soft, apps, HOPPER_OPTIN).defines())
 }
 
 /// GPU MAP decoder of a [`SyncCode`] over the BSID channel: what the CPU
-/// reference ([`SyncMapDecoder`]) computes, γ and α bit for bit (the same
-/// fused operations in the same order) and so the same decisions and
-/// reports; the bit LLRs' logarithms may differ in their last bit. Units,
+/// reference ([`SyncMapDecoder`]) computes: γ bit for bit (the same fused
+/// operations in the same order), α, β and the APPs with their sums in
+/// another order (trees across a warp, not one chain), so within a few
+/// units in the last place, and the same decisions and reports unless two
+/// symbol values are that close. Units,
 /// their checks and reports are the reference's: whole frames or windows of
 /// a stream, hard bits (`u8`) or LLRs (`f32`, `i8` divided by the input
 /// scale). γ of a whole frame stays on the device (global storage) when a
@@ -164,6 +216,8 @@ pub struct GpuSync<T: Received> {
     shape: Shape,
     function: CudaFunction,
     threads: u32,
+    /// Dynamic shared memory per CTA.
+    smem: u32,
     registers: i32,
     /// Dropped before `books`: its drop waits for every kernel that reads them.
     pipe: Pipeline<f32, u32>,
@@ -199,23 +253,44 @@ impl<T: Received> GpuSync<T> {
         let device = info_of(&ctx)?;
         let (free, _) = result::mem_get_info().map_err(cuda("cuMemGetInfo"))?;
         let budget = (free as f64 * FREE_SHARE) as usize / pipeline.slots.max(1);
-        let global_shape = shape_of(&reference, true, soft, apps);
-        // Global storage when a batch of a wave's units fits the budget.
+        let global_shape = shape_of(&reference, true, soft, apps, device.smem_per_block_optin);
+        // Global storage when each index's γ is made in shared memory and a
+        // wave of units (about four per SM) fits the budget and one buffer:
+        // else local storage is the faster (its γ never leaves the SM, and
+        // its batches are not cut short by memory).
+        let wave = device.sms as usize * 4;
         let global = match cfg.storage {
             Storage::Global => true,
             Storage::Local => false,
-            Storage::Auto => global_shape.unit_bytes().saturating_mul(device.sms as usize * 4) <= budget,
+            Storage::Auto => {
+                global_shape.gsmem
+                    && global_shape.unit_bytes().saturating_mul(wave) <= budget
+                    && global_shape.scratch_bytes()[0].saturating_mul(wave) <= MAX_BATCH_BYTES
+            }
         };
-        let shape = shape_of(&reference, global, soft, apps);
+        let shape = shape_of(&reference, global, soft, apps, device.smem_per_block_optin);
         let function = kernel(&ctx, "sync.cu", ENTRY, &shape.defines())?;
         let registers = function.num_regs().map_err(cuda("cuFuncGetAttribute"))?;
         let most = function.max_threads_per_block().map_err(cuda("cuFuncGetAttribute"))?.max(32) as u32;
-        // One thread per lattice of an index, in whole warps, within the
-        // kernel's limit; beyond it, the fewest passes over them, evenly.
-        let (lattices, most) = (shape.states * shape.q, most.min(MAX_CTA) as usize);
-        let threads = lattices.div_ceil(lattices.div_ceil(most)).next_multiple_of(32).clamp(32, most) as u32;
-        let per_sm = function.occupancy_max_active_blocks_per_multiprocessor(threads, 0, None).map_err(cuda("occupancy query"))?;
+        // Every CTA size tried below may take the largest's shared memory.
+        let smem_most = shape.smem_bytes(MAX_CTA as usize);
+        anyhow::ensure!(
+            smem_most <= device.smem_per_block_optin,
+            "the sync kernel for {} needs {smem_most} bytes of shared memory per CTA; {} gives {}",
+            reference.code().describe(),
+            device.name,
+            device.smem_per_block_optin
+        );
+        if smem_most > device.smem_per_block {
+            function
+                .set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem_most as i32)
+                .map_err(cuda("cuFuncSetAttribute"))?;
+        }
+        let (threads, per_sm) = cta_size(&shape, most.min(MAX_CTA) as usize, |t| {
+            function.occupancy_max_active_blocks_per_multiprocessor(t as u32, shape.smem_bytes(t), None).map_or(0, |b| b as usize)
+        });
         anyhow::ensure!(per_sm > 0, "the sync kernel for {} does not fit on {}", reference.code().describe(), device.name);
+        let (threads, smem) = (threads as u32, shape.smem_bytes(threads));
         let resident = per_sm as usize * device.sms as usize;
         let unit_bytes = shape.unit_bytes();
         // Units a slot holds: within its share of free memory, and each
@@ -223,7 +298,11 @@ impl<T: Received> GpuSync<T> {
         let largest = shape.scratch_bytes().into_iter().chain([4 * shape.pitch(), 4 * shape.out_words()]).max().unwrap_or(1);
         let by_memory = (budget / unit_bytes.max(1)).min(MAX_BATCH_BYTES / largest.max(1));
         let batch_units = match pipeline.batch_units {
-            0 => default_batch_units(resident, 1).min(by_memory).max(1),
+            // Whole waves of resident CTAs where memory allows.
+            0 => match default_batch_units(resident, 1).min(by_memory) {
+                b if b >= resident => b / resident * resident,
+                b => b.max(1),
+            },
             b => b,
         };
         anyhow::ensure!(
@@ -247,7 +326,7 @@ impl<T: Received> GpuSync<T> {
         // SAFETY: the buffer holds every codeword; the copy is waited for below.
         unsafe { result::memcpy_htod_sync(books.ptr(), &words) }.map_err(cuda("codebook copy"))?;
         ctx.synchronize().map_err(cuda("cuCtxSynchronize"))?;
-        Ok(Self { reference, shape, function, threads, registers, pipe, books, device, apps: Vec::new() })
+        Ok(Self { reference, shape, function, threads, smem: smem as u32, registers, pipe, books, device, apps: Vec::new() })
     }
 
     /// Whether γ of a whole frame is kept on the device.
@@ -277,7 +356,7 @@ impl<T: Received> GpuSync<T> {
     pub fn time_kernel(&mut self, batch: &Batch<'_, T>, reps: usize) -> anyhow::Result<f64> {
         let units = self.reference.check(batch)?;
         let (shape, params, scale) = (self.shape, *self.reference.params(), self.reference.input_scale());
-        let launch = Launch::new(&self.function, self.threads, &self.books, &self.reference);
+        let launch = Launch::new(&self.function, self.threads, self.smem, &self.books, &self.reference);
         self.pipe.time_launches(units, shape.pitch(), |host, r| stage(host, batch, &shape, &params, scale, r), reps, |s, slot| launch.run(s, slot, units))
     }
 
@@ -304,24 +383,26 @@ fn stage<T: Received>(host: &mut [f32], batch: &Batch<'_, T>, shape: &Shape, par
 struct Launch<'a> {
     f: &'a CudaFunction,
     threads: u32,
+    smem: u32,
     books: sys::CUdeviceptr,
     insert: f32,
     delete: f32,
 }
 
 impl<'a> Launch<'a> {
-    /// The launch of `f` in CTAs of `threads` on `books`, for `reference`'s channel.
-    fn new<T: Received>(f: &'a CudaFunction, threads: u32, books: &DeviceBuf, reference: &SyncMapDecoder<T>) -> Self {
+    /// The launch of `f` in CTAs of `threads` with `smem` bytes of dynamic
+    /// shared memory on `books`, for `reference`'s channel.
+    fn new<T: Received>(f: &'a CudaFunction, threads: u32, smem: u32, books: &DeviceBuf, reference: &SyncMapDecoder<T>) -> Self {
         let (insert, delete) = reference.lattice_moves();
-        Self { f, threads, books: books.ptr(), insert, delete }
+        Self { f, threads, smem, books: books.ptr(), insert, delete }
     }
 
     fn run(&self, stream: sys::CUstream, slot: &SlotBuffers, units: usize) -> anyhow::Result<()> {
         let grid = u32::try_from(units.max(1)).map_err(|_| anyhow::anyhow!("a grid of {units} CTAs is too large"))?;
-        let [gamma, sums, alpha, beta, app] = [0, 1, 2, 3, 4].map(|i| slot.aux[i].ptr());
+        let [gamma, sums, alpha] = [0, 1, 2].map(|i| slot.aux[i].ptr());
         let (mut input, mut books, mut out) = (slot.input.ptr(), self.books, slot.output.ptr());
         let (mut insert, mut delete, mut flush) = (self.insert, self.delete, FLUSH);
-        let (mut gamma, mut sums, mut alpha, mut beta, mut app) = (gamma, sums, alpha, beta, app);
+        let (mut gamma, mut sums, mut alpha) = (gamma, sums, alpha);
         let mut units = units as u32;
         let mut params: Vec<*mut c_void> = vec![
             arg(&mut input),
@@ -332,14 +413,12 @@ impl<'a> Launch<'a> {
             arg(&mut gamma),
             arg(&mut sums),
             arg(&mut alpha),
-            arg(&mut beta),
-            arg(&mut app),
             arg(&mut out),
             arg(&mut units),
         ];
         // SAFETY: the parameters are the kernel's, in its order; every buffer
         // was sized for the slot's batch, which holds `units` units.
-        unsafe { result::launch_kernel(self.f.cu_function(), (grid, 1, 1), (self.threads, 1, 1), 0, stream, &mut params) }.map_err(cuda("sync_map launch"))
+        unsafe { result::launch_kernel(self.f.cu_function(), (grid, 1, 1), (self.threads, 1, 1), self.smem, stream, &mut params) }.map_err(cuda("sync_map launch"))
     }
 }
 
@@ -364,7 +443,7 @@ impl<T: Received> BatchDecoder<T> for GpuSync<T> {
     fn submit(&mut self, batch: &Batch<'_, T>) -> CodeResult<()> {
         let units = self.reference.check(batch)?;
         let (shape, params, scale) = (self.shape, *self.reference.params(), self.reference.input_scale());
-        let launch = Launch::new(&self.function, self.threads, &self.books, &self.reference);
+        let launch = Launch::new(&self.function, self.threads, self.smem, &self.books, &self.reference);
         self.pipe
             .submit(units, shape.pitch(), |host, r| stage(host, batch, &shape, &params, scale, r), units * shape.out_words(), 0, |s, slot| launch.run(s, slot, units))
             .map_err(device_error)
@@ -408,14 +487,20 @@ impl<T: Received> BatchDecoder<T> for GpuSync<T> {
     fn describe(&self) -> String {
         let (major, minor) = self.device.compute_capability;
         format!(
-            "gpu {} ({}, sm_{major}{minor}, {}{}, one CTA of {} threads per unit, {} regs, {} storage ({} KiB of device memory per unit), {} units/batch, {} slots, {} host threads), {}, {}, {}",
+            "gpu {} ({}, sm_{major}{minor}, {}{}, one CTA of {} threads per unit, {} regs, {} B shared, {} storage ({} KiB of device memory per unit), {} units/batch, {} slots, {} host threads), {}, {}, {}",
             self.device.index,
             self.device.name,
             T::NAME,
             if self.shape.soft { ", soft output" } else { "" },
             self.threads,
             self.registers,
-            if self.shape.global { "global" } else { "local" },
+            self.smem,
+            match (self.shape.global, self.shape.gsmem) {
+                (true, true) => "global (each index's γ made in shared memory)",
+                (true, false) => "global",
+                (false, true) => "local (γ in shared memory)",
+                (false, false) => "local",
+            },
             self.shape.unit_bytes() / 1024,
             self.limit().units,
             self.pipe.depth(),
@@ -458,4 +543,56 @@ pub fn sync_decoder<T: Received>(
         Ok(Box::new(if soft { dec.with_soft_output() } else { dec }))
     };
     select(options.backend, gpu, cpu)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(q: usize, states: usize) -> Shape {
+        Shape {
+            n: 10,
+            q,
+            symbol_bits: q.trailing_zeros() as usize,
+            symbols: 210,
+            states,
+            lo: -(states as i32 / 2),
+            corridor: 9,
+            corridor_lo: -4,
+            books: 210,
+            window: 2200,
+            global: false,
+            gsmem: true,
+            soft: false,
+            apps: false,
+            stream: true,
+        }
+    }
+
+    #[test]
+    fn the_cta_size_weighs_passes_against_ctas_per_sm() {
+        // Registers allow 1536 threads per SM, in at most 32 CTAs.
+        let per_sm = |t: usize| (1536 / t).min(32);
+        // 1056 lattices: 128 threads (9 passes, 12 CTAs) and 192 (6 passes,
+        // 8 CTAs) keep 1408 in work, 288 (4 passes, 5 CTAs) 1320; the tie
+        // goes to more CTAs, and CTAs under 128 threads are not tried.
+        let (t, c) = cta_size(&shape(32, 33), 1024, per_sm);
+        assert_eq!((t, c), (128, 12), "1056 lattices");
+        // At most 5 CTAs (shared memory): 384 threads (3 passes, 4 CTAs)
+        // keep 1408 in work, 288 (4 passes, 5 CTAs) 1320.
+        assert_eq!(cta_size(&shape(32, 33), 1024, |t| (1536 / t).min(5)), (384, 4));
+        // Fewer lattices than the smallest CTA: one pass, in whole warps.
+        assert_eq!(cta_size(&shape(4, 17), 1024, per_sm).0, 96);
+        // The kernel's own limit bounds it.
+        assert!(cta_size(&shape(256, 40), 256, per_sm).0 <= 256);
+    }
+
+    #[test]
+    fn shared_memory_holds_the_apps_partials_of_every_group() {
+        let s = shape(32, 33);
+        // 8 groups of 32 partials at 256 threads; one group when q exceeds the CTA.
+        assert_eq!(s.smem_bytes(256) - s.smem_bytes(224), 8 * 32);
+        let big = Shape { q: 2048, ..s };
+        assert_eq!(big.smem_bytes(1024), big.smem_bytes(32));
+    }
 }
