@@ -237,14 +237,13 @@ impl<T: WavItem> SigmfSink<T> {
     }
 
     fn step(&mut self, io: &mut WorkIo) -> anyhow::Result<()> {
-        let items = self.input.slice();
-        let n = items.len();
-        if n > 0 {
-            self.values.clear();
-            T::to_frames(items, &mut self.values);
+        self.values.clear();
+        T::to_frames(self.input.slice(), &mut self.values);
+        if !self.values.is_empty() {
             self.bytes.clear();
             self.meta.datatype.encode(&self.values, self.taken * T::CHANNELS as u64, &mut self.bytes)?;
             self.file.as_mut().expect("opened when the flowgraph starts").write_all(&self.bytes)?;
+            let n = self.values.len() / T::CHANNELS as usize;
             self.input.consume(n);
             self.taken += n as u64;
             self.written.items.store(self.taken, Ordering::Relaxed);
