@@ -219,7 +219,8 @@ fn frames_come_back_from_a_sigmf_recording_at_either_stage_alignment() {
 /// and 180° (the four locks: as sent; turned and complemented;
 /// complemented; turned), and every frame comes back but the last, cut
 /// short by the receiver's filters. With the flowgraph's 1 % carrier
-/// offset the first frame falls in the pull-in; every later one comes back.
+/// offset the first frame falls in the pull-in; every later one comes back,
+/// in hex lines and in a KISS file.
 #[test]
 fn qpsk_frames_come_back_at_every_quarter_turn_of_the_phase() {
     let dir = std::env::temp_dir().join(format!("gpufec-ccsds-qpsk-{}", std::process::id()));
@@ -242,5 +243,12 @@ fn qpsk_frames_come_back_at_every_quarter_turn_of_the_phase() {
     }
     let (sent, got, _) = run(&[]);
     assert_eq!(got, sent[1..99]);
+    // The same frames as a KISS file (random data holds FEND and FESC bytes: escaped, and read back).
+    let kiss = dir.join("frames.kiss");
+    common::run_file("flowgraphs/ccsds_qpsk_loopback.toml", &[&files[0], &format!("vars.frames={}", kiss.display()), "frames.file=\"kiss\""]).unwrap();
+    let stream = std::fs::read(&kiss).unwrap();
+    let frames: Vec<String> = gpufec::codes::ccsds::kiss_frames(&stream).unwrap().iter().map(|f| f.iter().map(|b| format!("{b:02x}")).collect()).collect();
+    assert_eq!(frames, sent[1..99]);
+    assert!(stream.len() > 98 * 116, "{} bytes: no byte was escaped", stream.len());
     std::fs::remove_dir_all(&dir).unwrap();
 }
