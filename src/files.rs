@@ -80,18 +80,58 @@ pub fn refuse_overwriting(inputs: &[Use], outputs: &[Use]) -> anyhow::Result<()>
 /// leaves the previous contents, never a truncated file. A path that is not
 /// a regular file (a FIFO, `/dev/stdout`) is written as it is.
 pub fn replace(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let failed = |e: std::io::Error| anyhow::anyhow!("cannot write {}: {e}", path.display());
-    let regular = std::fs::metadata(path).map(|m| m.is_file()).unwrap_or(true);
-    if !regular {
-        return std::fs::write(path, bytes).map_err(failed);
+    let mut file = Replacement::create(path)?;
+    file.write_all(bytes)?;
+    file.commit()
+}
+
+/// A file written whole, as [`replace`] writes one, for an output written
+/// piece by piece: the pieces go into a temporary file beside `path`, which
+/// [`Replacement::commit`] renames over it. Dropped without a commit (the
+/// run failed), it removes the temporary file and `path` is as it was. A
+/// path that is not a regular file (a FIFO, `/dev/stdout`) is written as it is.
+pub struct Replacement {
+    path: PathBuf,
+    /// The temporary file, while there is one to rename or remove.
+    temp: Option<PathBuf>,
+    file: std::io::BufWriter<std::fs::File>,
+}
+
+impl Replacement {
+    /// Start writing `path`.
+    pub fn create(path: &Path) -> anyhow::Result<Self> {
+        let failed = |e: std::io::Error| anyhow::anyhow!("cannot write {}: {e}", path.display());
+        let regular = std::fs::metadata(path).map(|m| m.is_file()).unwrap_or(true);
+        let temp = if regular { Some(partial(path)?) } else { None };
+        let file = std::fs::File::create(temp.as_deref().unwrap_or(path)).map_err(failed)?;
+        Ok(Self { path: path.to_path_buf(), temp, file: std::io::BufWriter::with_capacity(1 << 20, file) })
     }
-    let temp = partial(path)?;
-    let written = std::fs::write(&temp, bytes).and_then(|()| std::fs::rename(&temp, path));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&temp);
-        return Err(failed(e));
+
+    /// Write `bytes` after what was written.
+    pub fn write_all(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
+        use std::io::Write;
+        self.file.write_all(bytes).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", self.path.display()))
     }
-    Ok(())
+
+    /// Put what was written in place of `path`.
+    pub fn commit(mut self) -> anyhow::Result<()> {
+        use std::io::Write;
+        let failed = |e: std::io::Error| anyhow::anyhow!("cannot write {}: {e}", self.path.display());
+        self.file.flush().map_err(failed)?;
+        if let Some(temp) = &self.temp {
+            std::fs::rename(temp, &self.path).map_err(failed)?;
+            self.temp = None;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Replacement {
+    fn drop(&mut self) {
+        if let Some(temp) = &self.temp {
+            let _ = std::fs::remove_file(temp);
+        }
+    }
 }
 
 /// Check that [`replace`] can write `path`, leaving it as it is: a
@@ -187,5 +227,19 @@ mod tests {
         assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
         let e = replace(&d.join("missing-dir/x.json"), b"x").unwrap_err().to_string();
         assert!(e.contains("cannot write"), "{e}");
+        // Written piece by piece: the old contents until the commit, and still after a drop without one.
+        let mut file = Replacement::create(&p).unwrap();
+        file.write_all(b"first ").unwrap();
+        file.write_all(b"second").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"new contents");
+        drop(file);
+        assert_eq!(std::fs::read(&p).unwrap(), b"new contents");
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+        let mut file = Replacement::create(&p).unwrap();
+        file.write_all(b"first ").unwrap();
+        file.write_all(b"second").unwrap();
+        file.commit().unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"first second");
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
     }
 }

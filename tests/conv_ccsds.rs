@@ -171,30 +171,84 @@ fn sizes_out_of_limits_are_refused_naming_the_field() {
     assert!(e.contains("data_bytes") && e.contains("depth 5"), "{e}");
 }
 
-/// Frames through the whole chain from samples: `ccsds_tx.toml` writes the
-/// complex samples of 100 frames (differential precoding, the CCSDS code,
+/// Frames through the whole chain from samples: `ccsds_tx.toml` writes a
+/// SigMF recording of 100 frames (differential precoding, the CCSDS code,
 /// BPSK, root-raised-cosine pulses, a 1 % carrier offset with drift, phase,
 /// timing and a 100 ppm clock offset, Es/N0 10 dB), `ccsds_rx_file.toml`
-/// receives them: every frame comes back exactly but the last, which the
+/// receives it: every frame comes back exactly but the last, which the
 /// receiver's filters cut short (counted). The receiver's first soft bit
 /// falls on either output of a stage (the transmit filter's span decides):
-/// the stage synchroniser finds both.
+/// the stage synchroniser finds both. The recording is `cf32_le` once and
+/// `ci16_le` once; its metadata says what the transmitter set.
 #[test]
-fn frames_come_back_from_samples_at_either_stage_alignment() {
+fn frames_come_back_from_a_sigmf_recording_at_either_stage_alignment() {
     let dir = std::env::temp_dir().join(format!("gpufec-ccsds-samples-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (samples, sent, frames) = (dir.join("s.cf32"), dir.join("sent.bin"), dir.join("frames.hex"));
+    let (recording, sent, frames) = (dir.join("rec"), dir.join("sent.bin"), dir.join("frames.hex"));
     let at = |p: &std::path::Path| p.display().to_string();
-    for span in ["10", "12"] {
-        common::run_file("flowgraphs/ccsds_tx.toml", &[&format!("vars.samples={}", at(&samples)), &format!("vars.sent={}", at(&sent)), &format!("shaper.span={span}")])
-            .unwrap();
-        let summary = common::run_file("flowgraphs/ccsds_rx_file.toml", &[&format!("vars.samples={}", at(&samples)), &format!("vars.frames={}", at(&frames))]).unwrap();
+    for (span, datatype) in [("10", "cf32_le"), ("12", "ci16_le")] {
+        let sets = [format!("vars.samples={}", at(&recording)), format!("vars.sent={}", at(&sent)), format!("shaper.span={span}"), format!("recording.datatype=\"{datatype}\"")];
+        common::run_file("flowgraphs/ccsds_tx.toml", &sets.iter().map(String::as_str).collect::<Vec<_>>()).unwrap();
+        let meta: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("rec.sigmf-meta")).unwrap()).unwrap();
+        assert_eq!(meta["global"]["core:datatype"], datatype);
+        assert_eq!(meta["global"]["core:sample_rate"], 38400.0);
+        assert_eq!(meta["global"]["core:recorder"], format!("gpufec {}", env!("CARGO_PKG_VERSION")));
+        assert_eq!(meta["captures"][0]["core:frequency"], 436.2e6);
+        let summary = common::run_file("flowgraphs/ccsds_rx_file.toml", &[&format!("vars.samples={}", at(&dir.join("rec.sigmf-data"))), &format!("vars.frames={}", at(&frames))]).unwrap();
         let sent: Vec<String> = std::fs::read(&sent).unwrap().chunks(114).map(|f| f.iter().map(|b| format!("{b:02x}")).collect()).collect();
         let got: Vec<String> = std::fs::read_to_string(&frames).unwrap().lines().map(str::to_string).collect();
         assert_eq!(sent.len(), 100);
-        assert_eq!(got, sent[..99], "span {span}");
+        assert_eq!(got, sent[..99], "span {span}, {datatype}");
         let counts = &summary.frames.iter().find(|(n, _)| n == "sync").unwrap().1;
         assert_eq!(counts.cut_short.load(std::sync::atomic::Ordering::Relaxed), 1, "span {span}");
+        let [rec] = &summary.recordings[..] else { panic!("{:?}", summary.recordings) };
+        assert_eq!((rec.meta.datatype.name(), rec.meta.sample_rate, rec.meta.frequency), (datatype.to_string(), 38400.0, Some(436.2e6)));
     }
+    // A recording at another rate than the chain's, and a missing one, are refused before the run.
+    let e = common::run_file("flowgraphs/ccsds_rx_file.toml", &[&format!("vars.samples={}", at(&recording)), "vars.sample_rate=76800"]).unwrap_err().to_string();
+    assert!(e.contains("block 'samples'") && e.contains("recorded at 38400 samples/s, but the chain is built for 76800"), "{e}");
+    let e = common::run_file("flowgraphs/ccsds_rx_file.toml", &[&format!("vars.samples={}", at(&dir.join("none")))]).unwrap_err().to_string();
+    assert!(e.contains("cannot open") && e.contains("none.sigmf-meta"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// QPSK frames through `ccsds_qpsk_loopback.toml` at each quarter turn of
+/// the carrier's phase (no carrier offset, so that the Costas loop locks at
+/// the quarter the phase gives): the stage synchroniser turns the LLR pairs
+/// back at 90° and 270°, the marker search complements the frames at 90°
+/// and 180° (the four locks: as sent; turned and complemented;
+/// complemented; turned), and every frame comes back but the last, cut
+/// short by the receiver's filters. With the flowgraph's 1 % carrier
+/// offset the first frame falls in the pull-in; every later one comes back,
+/// in hex lines and in a KISS file.
+#[test]
+fn qpsk_frames_come_back_at_every_quarter_turn_of_the_phase() {
+    let dir = std::env::temp_dir().join(format!("gpufec-ccsds-qpsk-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (sent, frames) = (dir.join("sent.bin"), dir.join("frames.hex"));
+    let files = [format!("vars.sent={}", sent.display()), format!("vars.frames={}", frames.display())];
+    let run = |sets: &[String]| {
+        let sets: Vec<&str> = files.iter().chain(sets).map(String::as_str).collect();
+        let summary = common::run_file("flowgraphs/ccsds_qpsk_loopback.toml", &sets).unwrap();
+        let sent: Vec<String> = std::fs::read(&sent).unwrap().chunks(114).map(|f| f.iter().map(|b| format!("{b:02x}")).collect()).collect();
+        let got: Vec<String> = std::fs::read_to_string(&frames).unwrap().lines().map(str::to_string).collect();
+        let inverted = summary.frames.iter().find(|(n, _)| n == "sync").unwrap().1.inverted.load(std::sync::atomic::Ordering::Relaxed);
+        (sent, got, inverted)
+    };
+    for quarter in 0..4 {
+        let phase = 0.3 + quarter as f64 * std::f64::consts::FRAC_PI_2;
+        let (sent, got, inverted) = run(&[format!("vars.phase={phase}"), "channel.cfo=0".into()]);
+        assert_eq!(got, sent[..99], "{quarter} quarter turns");
+        assert_eq!(inverted, if quarter == 1 || quarter == 2 { 99 } else { 0 }, "{quarter} quarter turns");
+    }
+    let (sent, got, _) = run(&[]);
+    assert_eq!(got, sent[1..99]);
+    // The same frames as a KISS file (random data holds FEND and FESC bytes: escaped, and read back).
+    let kiss = dir.join("frames.kiss");
+    common::run_file("flowgraphs/ccsds_qpsk_loopback.toml", &[&files[0], &format!("vars.frames={}", kiss.display()), "frames.file=\"kiss\""]).unwrap();
+    let stream = std::fs::read(&kiss).unwrap();
+    let frames: Vec<String> = gpufec::codes::ccsds::kiss_frames(&stream).unwrap().iter().map(|f| f.iter().map(|b| format!("{b:02x}")).collect()).collect();
+    assert_eq!(frames, sent[1..99]);
+    assert!(stream.len() > 98 * 116, "{} bytes: no byte was escaped", stream.len());
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -273,3 +273,26 @@ fn stage_sync_and_decoder_end_settings_are_checked() {
     }
     assert_has(&error_of(rx, &["conv.rate=\"3/4\""]), &["stages", "code", "PairSync takes an unpunctured stream"]);
 }
+
+/// SigMF recordings in a flowgraph: a sink that would write the recording a
+/// source reads is refused through either of its files, and the sink's bad
+/// settings are refused before the run, naming the block and field.
+#[test]
+fn sigmf_blocks_refuse_overwriting_and_bad_settings() {
+    let dir = std::env::temp_dir().join(format!("gpufec-sigmf-fg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let base = dir.join("rec");
+    std::fs::write(base.with_extension("sigmf-meta"), r#"{"global": {"core:datatype": "cf32_le", "core:sample_rate": 1000}}"#).unwrap();
+    std::fs::write(base.with_extension("sigmf-data"), [0u8; 16]).unwrap();
+    let text = |sink: &str| {
+        format!("connections = [\"src > snk\"]\n\n[blocks.src]\ntype = \"SigmfSource\"\npath = \"{}\"\n\n[blocks.snk]\ntype = \"SigmfSink\"\nsample_rate = 1000.0\npath = \"{sink}\"\n", base.display())
+    };
+    let e = error_of(&text(&format!("{}.sigmf-data", base.display())), &[]);
+    assert_has(&e, &["block 'snk' would write", "rec.sigmf-meta", "an input of the run (block 'src')"]);
+    let other = format!("{}", dir.join("out").display());
+    assert_has(&error_of(&text(&other), &["snk.sample_rate=0"]), &["snk", "sample_rate", "0 Hz is not a rate above 0"]);
+    assert_has(&error_of(&text(&other), &["snk.datatype=\"cf12_le\""]), &["snk", "datatype", "SigMF datatype \"cf12_le\""]);
+    assert_has(&error_of(&text(&other), &["snk.datatype=\"ri16_le\""]), &["snk", "datatype ri16_le holds real samples, but the stream is complex"]);
+    assert_has(&error_of(&text(&other), &["src.samples=\"f32\"", "snk.samples=\"f32\"", "snk.datatype=\"rf32_le\""]), &["src", "complex (cf32_le), but the stream is real"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -156,3 +156,45 @@ fn qpsk_locks_and_stays_within_half_a_db_at_2_and_4_samples_per_symbol() {
     check(Constellation::Qpsk, 2, 3);
     check(Constellation::Qpsk, 4, 4);
 }
+
+/// The curve behind BENCHMARKS.md's loopback table (not run in CI):
+/// `cargo test --release --test radio_loopback -- --ignored --nocapture`.
+/// For each constellation and samples per symbol, hard-decision BER of the
+/// receiver (after `LOCK_SYMBOLS`) and of the ideal chain on the same bits
+/// over a few Eb/N0 points, and the receiver's loss at BER 1e-4 (both
+/// curves interpolated in log BER against dB).
+#[test]
+#[ignore]
+fn ber_curve_against_the_ideal_chain() {
+    const CURVE_SYMBOLS: usize = 1_000_000;
+    let points = [6.0, 7.0, 8.0, 9.0, 10.0];
+    println!("| constellation | sps | lock (symbols) | {} | loss at 1e-4 |", points.map(|p| format!("{p} dB rx / ideal")).join(" | "));
+    for (constellation, sps, seed) in [(Constellation::Bpsk, 2, 11), (Constellation::Bpsk, 4, 12), (Constellation::Qpsk, 2, 13), (Constellation::Qpsk, 4, 14)] {
+        let k = constellation.bits();
+        let bits = random_bits(CURVE_SYMBOLS * k, seed);
+        let mut locks = Vec::new();
+        let mut curve = Vec::new();
+        for &eb in &points {
+            let llrs = loopback(constellation, &bits, sps, eb, seed);
+            let (_, aligned) = align(constellation, &llrs, &bits);
+            locks.push(lock_symbol(&aligned, &bits, k));
+            let n = aligned.len().min(bits.len()) - LOCK_SYMBOLS * k;
+            let got = errors(&aligned[LOCK_SYMBOLS * k..][..n], &bits[LOCK_SYMBOLS * k..][..n]) as f64 / n as f64;
+            let ideal = ideal_errors(constellation, &bits[LOCK_SYMBOLS * k..][..n], eb) as f64 / n as f64;
+            curve.push((got, ideal));
+        }
+        // The dB at which a curve crosses 1e-4, between the points around it.
+        let at_1e4 = |ber: &dyn Fn(usize) -> f64| {
+            (0..points.len() - 1).find(|&i| ber(i) >= 1e-4 && ber(i + 1) < 1e-4 && ber(i + 1) > 0.0).map(|i| {
+                let (a, b) = (ber(i).log10(), ber(i + 1).log10());
+                points[i] + (a + 4.0) / (a - b) * (points[i + 1] - points[i])
+            })
+        };
+        let loss = match (at_1e4(&|i| curve[i].0), at_1e4(&|i| curve[i].1)) {
+            (Some(rx), Some(ideal)) => format!("{:.2} dB", rx - ideal),
+            _ => "n/a".into(),
+        };
+        let cells: Vec<String> = curve.iter().map(|(g, i)| format!("{g:.2e} / {i:.2e}")).collect();
+        println!("| {constellation:?} | {sps} | {} | {} | {loss} |", locks.iter().max().unwrap(), cells.join(" | "));
+    }
+}

@@ -8,7 +8,7 @@
 use super::encoder::encoder_block;
 use super::stream::{self, Backlog, Relay, Transform};
 use super::{FileWritten, FirstError, Reporting};
-use crate::codes::ccsds::{AsmSearch, FrameCodec, FrameOutcome, FrameSync, SyncedFrame};
+use crate::codes::ccsds::{AsmSearch, FrameCodec, FrameFile, FrameOutcome, FrameSync, SyncedFrame};
 use crate::codes::words::count_of;
 use futuresdr::runtime::dev::prelude::*;
 use std::path::PathBuf;
@@ -276,10 +276,13 @@ impl CcsdsDecoder {
     }
 }
 
-/// Writes frames as hex lines, one frame a line (lowercase, no spaces), as
-/// gr-satellites' frames are listed. The file is written whole when the
-/// stream ends ([`crate::files::replace`]): a run stopped midway leaves the
-/// file as it was.
+/// Writes frames to a file ([`FrameFile`]): as hex lines, one frame a
+/// line (lowercase, no spaces), as gr-satellites' frames are listed; as
+/// KISS, each a data frame on port 0 with FEND and FESC escaped, for
+/// packet software that reads a TNC's stream; or as their bytes back to
+/// back. The file is written whole when the stream ends
+/// ([`crate::files::replace`]): a run stopped midway leaves the file as it
+/// was.
 ///
 /// # Stream Inputs
 ///
@@ -293,7 +296,9 @@ impl CcsdsDecoder {
 /// # Usage
 /// ```no_run
 /// use gpufec::blocks::HexFrameSink;
+/// use gpufec::codes::ccsds::FrameFile;
 /// let sink = HexFrameSink::new("frames.hex", 114)?;
+/// let kiss = HexFrameSink::new("frames.kiss", 114)?.file(FrameFile::Kiss);
 /// # Ok::<(), anyhow::Error>(())
 /// ```
 #[derive(Block)]
@@ -301,7 +306,8 @@ impl CcsdsDecoder {
 pub struct HexFrameSink {
     path: PathBuf,
     frame_bytes: usize,
-    text: String,
+    file: FrameFile,
+    text: Vec<u8>,
     partial: Vec<u8>,
     written: Arc<FileWritten>,
     errors: FirstError,
@@ -319,7 +325,13 @@ impl HexFrameSink {
             crate::codes::ccsds::MAX_FRAME_BYTES
         );
         crate::files::check_writable(&path)?;
-        Ok(Self { path, frame_bytes, text: String::new(), partial: Vec::new(), written: Arc::default(), errors: FirstError::default(), input: DefaultCpuReader::default() })
+        Ok(Self { path, frame_bytes, file: FrameFile::Hex, text: Vec::new(), partial: Vec::new(), written: Arc::default(), errors: FirstError::default(), input: DefaultCpuReader::default() })
+    }
+
+    /// Writes the frames as `file` says (hex lines unless told).
+    pub fn file(mut self, file: FrameFile) -> Self {
+        self.file = file;
+        self
     }
 
     /// What it has taken (items: bytes) and written (bytes, at the end).
@@ -333,12 +345,7 @@ impl HexFrameSink {
         for &b in items {
             self.partial.push(b);
             if self.partial.len() == self.frame_bytes {
-                const DIGITS: &[u8; 16] = b"0123456789abcdef";
-                for &b in &self.partial {
-                    self.text.push(DIGITS[usize::from(b >> 4)].into());
-                    self.text.push(DIGITS[usize::from(b & 15)].into());
-                }
-                self.text.push('\n');
+                self.file.append(&self.partial, &mut self.text);
                 self.partial.clear();
             }
         }
@@ -346,7 +353,7 @@ impl HexFrameSink {
         self.written.items.fetch_add(n as u64, Ordering::Relaxed);
         if self.input.finished() && self.input.slice().is_empty() {
             anyhow::ensure!(self.partial.is_empty(), "the stream ended inside a frame: {} of its {} bytes came", self.partial.len(), self.frame_bytes);
-            crate::files::replace(&self.path, self.text.as_bytes())?;
+            crate::files::replace(&self.path, &self.text)?;
             self.written.bytes.store(self.text.len() as u64, Ordering::Relaxed);
             io.finished = true;
         }
@@ -439,6 +446,23 @@ mod tests {
         assert!(e.contains("ended inside a frame: 1 of its 3 bytes"), "{e}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "ab0001\n0203ff\n", "a failed run leaves the file as it was");
         assert!(HexFrameSink::new(&path, 0).is_err());
+        // KISS and binary files of frames holding FEND and FESC.
+        let frames = vec![0xC0, 0xDB, 0x01, 0x02, 0xC0, 0xDB];
+        for (file, want) in [
+            (FrameFile::Kiss, vec![0xC0, 0x00, 0xDB, 0xDC, 0xDB, 0xDD, 0x01, 0xC0, 0xC0, 0x00, 0x02, 0xDB, 0xDC, 0xDB, 0xDD, 0xC0]),
+            (FrameFile::Binary, frames.clone()),
+        ] {
+            let errors = FirstError::default();
+            let mut fg = Flowgraph::new();
+            let snk = fg.add(HexFrameSink::new(&path, 3).unwrap().file(file).report_to(&errors));
+            let src = fg.add(VectorSource::<u8>::new(frames.clone()));
+            fg.stream(&src, |b| b.output(), &snk, |b| b.input()).unwrap();
+            runtime().run(fg).unwrap();
+            assert_eq!(std::fs::read(&path).unwrap(), want, "{file:?}");
+            if file == FrameFile::Kiss {
+                assert_eq!(crate::codes::ccsds::kiss_frames(&want).unwrap(), [frames[..3].to_vec(), frames[3..].to_vec()]);
+            }
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

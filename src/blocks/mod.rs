@@ -70,7 +70,7 @@ pub use profile::{BlockLoad, Counted, Profiled};
 pub use quantize::Quantize;
 pub use radio::{
     Agc, BitDifferentialDecoder, CarrierRecovery, ChannelModel, DifferentialDecoder, DifferentialEncoder, FskDemodulator, MatchedFilter, PskMapper, PskReceiver, PulseShaper, RealToComplex,
-    SoftDemapper, TimingRecovery, WavItem, WavSource,
+    SigmfSink, SigmfSource, SoftDemapper, TimingRecovery, WavItem, WavSource,
 };
 pub use random_bits::RandomBits;
 pub use throughput_probe::{Throughput, ThroughputMeter, ThroughputProbe};

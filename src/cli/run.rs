@@ -153,6 +153,9 @@ fn print_summary(summary: &Summary) {
         }
         println!("{line}");
     }
+    for r in &summary.recordings {
+        println!("recording '{}': {r}", r.block);
+    }
     for (name, counts) in &summary.frames {
         println!("frames '{name}': {}", counts.line());
     }

@@ -50,6 +50,14 @@ pub fn summary_json(title: &str, about: &[String], summary: &Summary) -> Value {
         .iter()
         .map(|f| json!({ "name": f.block, "path": f.path, "items": f.written.items.load(Ordering::Relaxed), "bytes": f.written.bytes.load(Ordering::Relaxed) }))
         .collect();
+    let recordings: Vec<Value> = summary
+        .recordings
+        .iter()
+        .map(|r| {
+            let m = &r.meta;
+            json!({ "name": r.block, "path": r.path, "datatype": m.datatype.name(), "sample_rate": m.sample_rate, "frequency": m.frequency, "recorder": m.recorder, "samples": r.samples })
+        })
+        .collect();
     let frames: Vec<Value> = summary
         .frames
         .iter()
@@ -70,6 +78,6 @@ pub fn summary_json(title: &str, about: &[String], summary: &Summary) -> Value {
     json!({
         "format": FORMAT, "gpufec": env!("CARGO_PKG_VERSION"), "title": title, "about": about,
         "wall_s": summary.wall.as_secs_f64(), "interrupted": summary.interrupted, "stopped_at_target": summary.stopped_at_target,
-        "probes": probes, "ber": ber, "decoders": decoders, "frames": frames, "files": files, "blocks": blocks,
+        "probes": probes, "ber": ber, "decoders": decoders, "frames": frames, "files": files, "recordings": recordings, "blocks": blocks,
     })
 }

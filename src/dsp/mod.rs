@@ -13,6 +13,7 @@
 //! [`SoftDemapper`], and [`SoftDifferentialDecoder`] where the sender
 //! precoded its symbols; [`PskReceiver`] chains them from the AGC on.
 //! [`FskDemodulator`] is the 2-FSK receiver of an FM discriminator's audio.
+//! Recordings: [`WavReader`] and SigMF ([`SigmfMeta`], [`SigmfReader`]).
 //! Soft values follow the project's convention: LLR = ln P(b=0)/P(b=1),
 //! BPSK maps 0 → +1.
 
@@ -28,6 +29,7 @@ mod loop_filter;
 mod modulate;
 mod real_to_complex;
 mod receiver;
+mod sigmf;
 mod timing;
 mod wav;
 
@@ -43,6 +45,7 @@ pub use loop_filter::LoopGains;
 pub use modulate::{PulseShaper, SymbolMapper, map_symbols};
 pub use real_to_complex::RealToComplex;
 pub use receiver::{PskReceiver, ReceiverSettings};
+pub use sigmf::{DATA_EXTENSION, Datatype, MAX_META_BYTES, META_EXTENSION, SIGMF_VERSION, Scalar, SigmfMeta, SigmfReader, sigmf_paths};
 pub use timing::{GARDNER_GAIN, Gardner};
 pub use wav::{MAX_WAV_CHANNELS, WavFormat, WavReader, WavSamples};
 

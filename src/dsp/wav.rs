@@ -1,6 +1,7 @@
 //! WAV files: the header read and checked, then samples as `f32` in
 //! −1..1, 16-bit PCM or 32-bit float, mono or stereo.
 
+use super::sigmf::{Datatype, Scalar};
 use crate::codes::error::{CodeError, CodeResult, invalid};
 use std::io::Read;
 
@@ -152,10 +153,11 @@ impl<R: Read> WavReader<R> {
         read_exact(&mut self.reader, &mut self.bytes, "its samples")
             .map_err(|_| CodeError::Truncated(format!("the WAV file ends before the {} bytes its data chunk declares", self.format.data_bytes)))?;
         self.left -= want as u64;
-        match self.format.samples {
-            WavSamples::Pcm16 => out.extend(self.bytes.chunks_exact(2).map(|b| i16::from_le_bytes([b[0], b[1]]) as f32 / 32768.0)),
-            WavSamples::Float32 => out.extend(self.bytes.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap()))),
-        }
+        let scalar = match self.format.samples {
+            WavSamples::Pcm16 => Scalar::I16,
+            WavSamples::Float32 => Scalar::F32,
+        };
+        Datatype { complex: false, scalar, big_endian: false }.decode(&self.bytes, out);
         Ok(want / width)
     }
 }

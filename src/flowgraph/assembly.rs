@@ -50,6 +50,34 @@ pub struct FileNote {
     pub written: Arc<FileWritten>,
 }
 
+/// A recording a source reads: what its metadata says.
+#[derive(Debug, Clone)]
+pub struct RecordingNote {
+    /// The block's name.
+    pub block: String,
+    /// The path as the file gave it.
+    pub path: String,
+    /// Its datatype, sample rate, frequency and recorder.
+    pub meta: crate::dsp::SigmfMeta,
+    /// Samples it holds (`None`: a FIFO, read to its end).
+    pub samples: Option<u64>,
+}
+
+impl std::fmt::Display for RecordingNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let m = &self.meta;
+        let length = self.samples.map_or("read from a FIFO".to_string(), |n| crate::codes::words::count_of(n, "sample"));
+        write!(f, "{}, {} samples/s, {length}", m.datatype.name(), m.sample_rate)?;
+        if let Some(hz) = m.frequency {
+            write!(f, ", centre {hz} Hz")?;
+        }
+        if let Some(r) = &m.recorder {
+            write!(f, ", recorded by {r}")?;
+        }
+        write!(f, " ({})", self.path)
+    }
+}
+
 /// The load handle of one block of a profiled flowgraph.
 #[derive(Debug, Clone)]
 pub struct LoadNote {
@@ -88,6 +116,8 @@ pub struct Built {
     pub decoders: Vec<DecoderNote>,
     /// Its file sinks.
     pub files: Vec<FileNote>,
+    /// The recordings its sources read.
+    pub recordings: Vec<RecordingNote>,
     /// The counts of its framing blocks, by block name.
     pub frames: Vec<(String, Arc<FrameCounts>)>,
     /// Every block's load, sources first, when it was built to be profiled.
@@ -110,6 +140,7 @@ pub(crate) struct Assembly {
     pub probes: Vec<(String, Arc<ThroughputMeter>)>,
     pub decoders: Vec<DecoderNote>,
     pub files: Vec<FileNote>,
+    pub recordings: Vec<RecordingNote>,
     pub frames: Vec<(String, Arc<FrameCounts>)>,
     /// Whether every block is timed ([`Profiled`]).
     profile: bool,
@@ -134,6 +165,7 @@ impl Assembly {
             probes: Vec::new(),
             decoders: Vec::new(),
             files: Vec::new(),
+            recordings: Vec::new(),
             frames: Vec::new(),
             profile,
             loads: Vec::new(),
@@ -221,6 +253,11 @@ impl Assembly {
         self.files.push(FileNote { block: self.name.clone(), path: path.to_string(), stream, written });
     }
 
+    /// Remember the recording the source being built reads.
+    pub fn note_recording(&mut self, path: &str, meta: &crate::dsp::SigmfMeta, samples: Option<u64>) {
+        self.recordings.push(RecordingNote { block: self.name.clone(), path: path.to_string(), meta: meta.clone(), samples });
+    }
+
     /// Remember the decoder of the block being built: where it ended up, its
     /// description and its live counts.
     pub fn note_decoder(&mut self, choice: Choice, describe: String, stats: Arc<DecoderStats>) {
@@ -235,6 +272,7 @@ impl Assembly {
             probes: self.probes,
             decoders: self.decoders,
             files: self.files,
+            recordings: self.recordings,
             frames: self.frames,
             loads: self.loads,
             codes: self.codes,

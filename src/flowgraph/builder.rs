@@ -110,11 +110,21 @@ fn refuse_overwriting(file: &FlowgraphFile, blocks: &[Checked], also_writes: &[U
     }
     for b in blocks {
         for p in b.kind.params() {
-            let (ParamType::Path(access), Some(Value::Text(path))) = (p.ty, b.args.values.get(p.name)) else { continue };
+            let Some(Value::Text(path)) = b.args.values.get(p.name) else { continue };
+            let (access, paths) = match p.ty {
+                ParamType::Path(access) => (access, vec![path.into()]),
+                ParamType::Recording(access) => {
+                    let (meta, data) = crate::dsp::sigmf_paths(path.as_ref());
+                    (access, vec![meta, data])
+                }
+                _ => continue,
+            };
             let by = format!("block '{}'", b.entry.name);
-            match access {
-                Access::Reads => inputs.push(Use::new(by, path)),
-                Access::Writes => outputs.push(Use::new(by, path)),
+            for path in paths {
+                match access {
+                    Access::Reads => inputs.push(Use::new(&by, path)),
+                    Access::Writes => outputs.push(Use::new(&by, path)),
+                }
             }
         }
     }

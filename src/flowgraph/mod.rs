@@ -69,7 +69,7 @@ mod params;
 pub(crate) mod registry;
 mod runner;
 
-pub use assembly::{Built, DecoderNote, FileNote};
+pub use assembly::{Built, DecoderNote, FileNote, RecordingNote};
 pub use builder::{BuildOptions, build};
 pub use file::{BlockEntry, FlowgraphFile, MAX_FILE_BYTES, Override};
 pub use params::{Args, Literal, Need, Param, ParamType};

@@ -16,6 +16,9 @@ pub enum ParamType {
     /// The path of a file the block reads or writes (checked as text; the
     /// builder refuses an output that is one of the run's inputs).
     Path(Access),
+    /// A SigMF recording: its base path or either of its files (the builder
+    /// checks both files, `.sigmf-meta` and `.sigmf-data`, as [`Self::Path`]'s).
+    Recording(Access),
     /// A code rate in (0, 1]: a number, or a fraction written `"3/4"`.
     Rate,
     /// One of the listed strings.
@@ -40,6 +43,7 @@ impl fmt::Display for ParamType {
             ParamType::Real => write!(f, "a number"),
             ParamType::Text => write!(f, "a string"),
             ParamType::Path(_) => write!(f, "a path"),
+            ParamType::Recording(_) => write!(f, "a path (a SigMF recording)"),
             ParamType::Rate => write!(f, "a rate in (0, 1] (a number or a fraction such as \"3/4\")"),
             ParamType::Choice(options) => write!(f, "one of {}", options.join(", ")),
             ParamType::Flag => write!(f, "true or false"),
@@ -134,7 +138,7 @@ pub(crate) fn check(ty: ParamType, value: &toml::Value) -> Result<Value, String>
         (ParamType::Real, toml::Value::Integer(i)) => Ok(Value::Real(*i as f64)),
         (ParamType::Real, toml::Value::Float(x)) if x.is_finite() => Ok(Value::Real(*x)),
         (ParamType::Real, toml::Value::Float(x)) => Err(format!("{x} is not finite: give a finite number")),
-        (ParamType::Text | ParamType::Path(_), toml::Value::String(s)) => Ok(Value::Text(s.clone())),
+        (ParamType::Text | ParamType::Path(_) | ParamType::Recording(_), toml::Value::String(s)) => Ok(Value::Text(s.clone())),
         (ParamType::Flag, toml::Value::Boolean(b)) => Ok(Value::Flag(*b)),
         (ParamType::Choice(options), toml::Value::String(s)) if options.contains(&s.as_str()) => {
             Ok(Value::Text(s.clone()))

@@ -1,6 +1,6 @@
 //! Running a built flowgraph while watching its live figures.
 
-use super::assembly::{Built, DecoderNote, FileNote, LoadNote};
+use super::assembly::{Built, DecoderNote, FileNote, LoadNote, RecordingNote};
 use crate::blocks::{BerCounters, BerCounts, ControlPort, DecoderCounts, FrameCounts, Throughput, ThroughputMeter, runtime_on};
 use std::sync::Arc;
 use futuresdr::runtime::Runtime;
@@ -52,6 +52,8 @@ pub struct Summary {
     pub decoders: Vec<DecoderNote>,
     /// The file sinks and what they wrote.
     pub files: Vec<FileNote>,
+    /// The recordings the sources read.
+    pub recordings: Vec<RecordingNote>,
     /// The framing blocks' counts, by block name.
     pub frames: Vec<(String, Arc<FrameCounts>)>,
     /// Every block's load (busy time, calls, items), sources first, when the
@@ -80,7 +82,7 @@ pub fn run_on(
     cancel: &AtomicBool,
     mut on_tick: impl FnMut(&Progress),
 ) -> anyhow::Result<Summary> {
-    let Built { flowgraph, errors, ber_sinks, probes, decoders, files, frames, loads, codes: _ } = built;
+    let Built { flowgraph, errors, ber_sinks, probes, decoders, files, recordings, frames, loads, codes: _ } = built;
     let progress = |started: Instant| Progress::read(started.elapsed(), &ber_sinks, &probes, &decoders, &loads);
     let started = Instant::now();
     let (handle_tx, handle_rx) = std::sync::mpsc::channel();
@@ -115,7 +117,7 @@ pub fn run_on(
             // silent pipe) and cannot hear the stop: report what was
             // counted, and leave it to the process's end.
             eprintln!("a block did not stop within {} s (it waits on a file or pipe): reporting what was counted", STOP_GRACE.as_secs());
-            return Ok(summary(&ber_sinks, &probes, decoders, files, frames, loads, started.elapsed(), true));
+            return Ok(summary(&ber_sinks, &probes, decoders, files, recordings, frames, loads, started.elapsed(), true));
         }
         if Instant::now() >= next_tick {
             on_tick(&progress(started));
@@ -132,7 +134,7 @@ pub fn run_on(
     if let Some(e) = errors.message() {
         anyhow::bail!(e);
     }
-    Ok(summary(&ber_sinks, &probes, decoders, files, frames, loads, wall, interrupted_at.is_some()))
+    Ok(summary(&ber_sinks, &probes, decoders, files, recordings, frames, loads, wall, interrupted_at.is_some()))
 }
 
 /// How long an interrupted run may take to stop before it is reported as it stands.
@@ -144,6 +146,7 @@ fn summary(
     probes: &[(String, Arc<ThroughputMeter>)],
     decoders: Vec<DecoderNote>,
     files: Vec<FileNote>,
+    recordings: Vec<RecordingNote>,
     frames: Vec<(String, Arc<FrameCounts>)>,
     loads: Vec<LoadNote>,
     wall: Duration,
@@ -157,6 +160,7 @@ fn summary(
         throughput: last.throughput,
         decoders,
         files,
+        recordings,
         frames,
         loads,
         wall,

@@ -2,7 +2,7 @@
 
 use crate::blocks::stream::{self, Backlog, Relay, Transform};
 use crate::blocks::{FirstError, Reporting};
-use crate::codes::conv::PairSync as Finder;
+use crate::codes::conv::{PairSync as Finder, rotate_pairs};
 use futuresdr::runtime::dev::prelude::*;
 
 /// Keeps a received LLR stream on whole trellis stages
@@ -14,7 +14,9 @@ use futuresdr::runtime::dev::prelude::*;
 /// that moves the stages (the first lock, or after a receiver slipped a
 /// symbol); a window without a clear choice passes as it came. Between a
 /// receiver and the Viterbi decoder, whose stages a receiver's first symbol
-/// need not begin. Every window is decoded twice more on the CPU (at rate
+/// need not begin. A finder with rotations (QPSK) also turns the pairs back
+/// by 90° where that decodes best, and keeps doing so until a clear
+/// decision says otherwise. Every window is decoded twice more on the CPU (at rate
 /// 1/2), and held: a window of latency.
 ///
 /// # Stream Inputs
@@ -54,6 +56,8 @@ struct Syncing {
     taken: usize,
     /// Whether a clear decision was taken yet.
     locked: bool,
+    /// Whether the last clear decision turned the pairs back by 90° (QPSK).
+    rotated: bool,
 }
 
 impl Syncing {
@@ -65,23 +69,30 @@ impl Syncing {
     fn decide(&mut self, out: &mut Backlog<f32>, last: bool) {
         let offset = match self.finder.offset(&self.held) {
             Ok(d) if d.confident() => {
-                if d.offset != 0 || !self.locked {
+                if d.offset != 0 || d.rotated != self.rotated || !self.locked {
                     let shares: Vec<String> = d.disagreement.iter().map(|x| format!("{:.1} %", 100.0 * x)).collect();
                     eprintln!(
-                        "stage sync: stages {} {} LLRs into the stream (re-encoded bits disagreeing at each offset: {})",
+                        "stage sync: stages {} {} LLRs into the stream{} (re-encoded bits disagreeing at each {}: {})",
                         if self.locked { "move to" } else { "begin" },
                         self.taken + d.offset,
+                        if d.rotated { ", the pairs turned back by 90°" } else { "" },
+                        if d.disagreement.len() > self.finder.n() { "offset, then each turned back" } else { "offset" },
                         shares.join(", ")
                     );
                 }
                 self.locked = true;
+                self.rotated = d.rotated;
                 d.offset
             }
-            // Noise, or too short to tell: as it came.
+            // Noise, or too short to tell: as it came (turned as last decided).
             _ => 0,
         };
         let end = if last { self.held.len() } else { (offset + self.finder.stages() * self.finder.n()).min(self.held.len()) };
+        let at = out.items.len();
         out.items.extend_from_slice(&self.held[offset..end]);
+        if self.rotated {
+            rotate_pairs(&mut out.items[at..]);
+        }
         self.taken += end;
         self.held.drain(..end);
     }
@@ -111,7 +122,7 @@ impl PairSync {
     pub fn new(finder: Finder) -> Self {
         let held = Vec::with_capacity(finder.wants());
         Self {
-            sync: Syncing { finder, held, taken: 0, locked: false },
+            sync: Syncing { finder, held, taken: 0, locked: false, rotated: false },
             relay: Relay::default(),
             errors: FirstError::default(),
             input: DefaultCpuReader::default(),

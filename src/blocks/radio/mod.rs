@@ -1,6 +1,7 @@
 //! Radio blocks: the receive chain from samples to soft bits, the transmit
 //! side and the channel model, each thin over its stage in
-//! [`dsp`](crate::dsp), and the WAV file source.
+//! [`dsp`](crate::dsp), the WAV file source, and SigMF recordings
+//! ([`SigmfSource`], [`SigmfSink`]).
 //!
 //! A receive chain for an SSB receiver's audio (a recording):
 //! [`WavSource`] → [`RealToComplex`] → [`PskReceiver`] (or its stages:
@@ -9,8 +10,10 @@
 //! these blocks change the sample rate or drop the relation between items.
 //! For an FM receiver's audio, [`FskDemodulator`] takes 2-FSK to LLRs.
 
+mod sigmf;
 mod wav_source;
 
+pub use sigmf::{SigmfSink, SigmfSource};
 pub use wav_source::{WavItem, WavSource};
 
 use super::stream::{Backlog, Relay, Transform};

@@ -8,33 +8,71 @@ use num_complex::Complex32;
 use std::io::BufReader;
 use std::path::Path;
 
-/// What a WAV source emits: real samples of a mono file, or complex samples
-/// (left channel I, right channel Q) of a stereo one.
+/// What a recording's source emits and its sink takes: real samples (a
+/// mono WAV file, a real SigMF datatype), or complex samples (a stereo WAV
+/// file, I left and Q right; a complex SigMF datatype).
 pub trait WavItem: CpuSample + Copy {
-    /// The channels a file must have.
+    /// The values each item is made of: 1 (real) or 2 (I, Q).
     const CHANNELS: u16;
     /// What the stream is, for messages.
     const WHAT: &'static str;
     /// Items from interleaved samples (a whole number of frames).
     fn from_frames(samples: &[f32], out: &mut [Self]);
+    /// Appends the interleaved values of `items` to `out`.
+    fn to_frames(items: &[Self], out: &mut Vec<f32>);
 }
 
 impl WavItem for f32 {
     const CHANNELS: u16 = 1;
-    const WHAT: &'static str = "real (f32) samples from a mono file";
+    const WHAT: &'static str = "real (f32) samples";
     fn from_frames(samples: &[f32], out: &mut [Self]) {
         out.copy_from_slice(samples);
+    }
+    fn to_frames(items: &[Self], out: &mut Vec<f32>) {
+        out.extend_from_slice(items);
     }
 }
 
 impl WavItem for Complex32 {
     const CHANNELS: u16 = 2;
-    const WHAT: &'static str = "complex (cf32) samples from a stereo I/Q file";
+    const WHAT: &'static str = "complex (cf32) samples";
     fn from_frames(samples: &[f32], out: &mut [Self]) {
         for (o, f) in out.iter_mut().zip(samples.chunks_exact(2)) {
             *o = Complex32::new(f[0], f[1]);
         }
     }
+    fn to_frames(items: &[Self], out: &mut Vec<f32>) {
+        out.extend(items.iter().flat_map(|c| [c.re, c.im]));
+    }
+}
+
+/// Fills the room of `output` with the items `read` gives (it appends up
+/// to the given number of interleaved values to the vector and says how
+/// many), counts them in `emitted`, and ends the stream when `read` gives
+/// none: a source's work call.
+pub(super) fn emit<T: WavItem>(
+    output: &mut DefaultCpuWriter<T>,
+    values: &mut Vec<f32>,
+    io: &mut WorkIo,
+    emitted: &mut u64,
+    read: impl FnOnce(&mut Vec<f32>, usize) -> anyhow::Result<usize>,
+) -> anyhow::Result<()> {
+    let room = output.slice().len();
+    if room == 0 {
+        return Ok(());
+    }
+    values.clear();
+    let channels = T::CHANNELS as usize;
+    let items = read(values, room * channels)? / channels;
+    T::from_frames(&values[..items * channels], &mut output.slice()[..items]);
+    output.produce(items);
+    *emitted += items as u64;
+    if items == 0 {
+        io.finished = true;
+    } else {
+        io.call_again = true;
+    }
+    Ok(())
 }
 
 /// Reads a WAV file (16-bit PCM or 32-bit float, scaled to −1..1): a mono
@@ -81,10 +119,11 @@ impl<T: WavItem> WavSource<T> {
         let channels = reader.format().channels;
         anyhow::ensure!(
             channels == T::CHANNELS,
-            "{} has {channels} channel{}, but the stream is {}",
+            "{} has {channels} channel{}, but the stream is {} (from a {} file)",
             path.display(),
             if channels == 1 { "" } else { "s" },
-            T::WHAT
+            T::WHAT,
+            if T::CHANNELS == 1 { "mono" } else { "stereo I/Q" }
         );
         Ok(Self {
             reader,
@@ -102,23 +141,8 @@ impl<T: WavItem> WavSource<T> {
     }
 
     fn step(&mut self, io: &mut WorkIo) -> anyhow::Result<()> {
-        let room = self.output.slice().len();
-        if room == 0 {
-            return Ok(());
-        }
-        self.samples.clear();
-        let channels = T::CHANNELS as usize;
-        let read = self.reader.read(&mut self.samples, room * channels).map_err(|e| anyhow::anyhow!("{}: {e}", self.path))?;
-        let items = read / channels;
-        T::from_frames(&self.samples, &mut self.output.slice()[..items]);
-        self.output.produce(items);
-        self.emitted += items as u64;
-        if read == 0 {
-            io.finished = true;
-        } else {
-            io.call_again = true;
-        }
-        Ok(())
+        let (reader, path) = (&mut self.reader, &self.path);
+        emit(&mut self.output, &mut self.samples, io, &mut self.emitted, |out, max| reader.read(out, max).map_err(|e| anyhow::anyhow!("{path}: {e}")))
     }
 }
 

@@ -2,11 +2,13 @@
 //! any chain, outside every code family: the attached sync marker and its
 //! search in a bit stream (`marker`), the pseudo-randomizer (`randomizer`),
 //! Reed–Solomon (255,223) in both bases, shortened and interleaved (`rs`,
-//! over the field of `gf`), the frame of the three together (`frame`), and its
-//! transmit side as an encoder (`encoder`).
+//! over the field of `gf`), the frame of the three together (`frame`), its
+//! transmit side as an encoder (`encoder`), and the files decoded frames
+//! are written to: hex lines, KISS, binary (`frame_file`).
 
 mod encoder;
 mod frame;
+mod frame_file;
 pub mod gf;
 mod randomizer;
 mod rs;
@@ -14,6 +16,7 @@ mod marker;
 
 pub use encoder::AsmFramer;
 pub use frame::{FrameCodec, FrameOutcome, MAX_FRAME_BYTES};
+pub use frame_file::{FEND, FESC, FrameFile, TFEND, TFESC, kiss_frames};
 pub use randomizer::{PERIOD as RANDOMIZER_PERIOD, randomize};
 pub use rs::{Basis, MAX_INTERLEAVE, N as RS_N, PARITY as RS_PARITY, ReedSolomon, T as RS_T, Uncorrectable, from_dual, to_dual};
 pub use marker::{ASM, AsmSearch, Found, FrameSync, MAX_MARKER_ERRORS, SyncedFrame};

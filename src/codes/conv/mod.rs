@@ -13,7 +13,7 @@ pub mod decoder;
 pub use code::{ConvCode, MAX_K, MAX_N, MIN_K, Trellis};
 pub use encoder::{ConvEncoder, EncoderMode};
 pub use link::{ConvLink, ConvSetup, NoisyLlrs};
-pub use pair_sync::{MAX_PAIR_SYNC_STAGES, MIN_PAIR_SYNC_STAGES, PairOffset, PairSync};
+pub use pair_sync::{MAX_PAIR_SYNC_STAGES, MIN_PAIR_SYNC_STAGES, PairOffset, PairSync, rotate_pairs};
 pub use puncture::{Depuncturer, MAX_PERIOD, PuncturePattern, Punctured, Puncturer};
 pub use settings::{ConvChain, ConvSettings, DEFAULT_FRAME, Depuncturing, Mode, OutputOrder};
 pub use decoder::{

@@ -6,6 +6,15 @@
 //! but for the channel's errors; a wrong one reads the stream as another
 //! code's (the outputs shifted by a stage), and many more disagree (for
 //! K=7 171/133 with 3.5 % of the hard decisions wrong: 12 % against 3.5 %).
+//!
+//! A QPSK receiver's Costas loop locks at any of four phases: a rate-1/2
+//! code's stage is one symbol's (I, Q) LLR pair, and at 90° the pair comes
+//! as (Q, −I). With `rotations`, each offset is also tried with the pairs
+//! turned back by 90°, (a, b) → (−b, a); what is left, 180°, complements
+//! both outputs, which a code whose generators all have odd weight (171/133,
+//! inverted outputs or not) decodes as the complemented bits: the marker
+//! search after the decoder finds the complemented marker and turns the
+//! frame back, as for BPSK.
 
 use super::{ConvEncoder, CpuViterbi, EncoderMode, FrameConfig, Trellis, ViterbiMode};
 use crate::codes::decode::{Batch, BatchDecoder, Decoded};
@@ -23,17 +32,32 @@ pub const MAX_PAIR_SYNC_STAGES: usize = 1 << 20;
 pub struct PairOffset {
     /// LLRs to drop before the first stage.
     pub offset: usize,
-    /// For each candidate offset, the share of re-encoded bits that
-    /// disagree with the received hard decisions.
+    /// Whether the stages' LLR pairs are to be turned back by 90° ([`rotate_pairs`]).
+    pub rotated: bool,
+    /// For each candidate, the share of re-encoded bits that disagree with
+    /// the received hard decisions: offsets 0..n as they came, then (with
+    /// rotations) offsets 0..n turned back.
     pub disagreement: Vec<f64>,
 }
 
 impl PairOffset {
-    /// Whether the decision is clear: every other offset disagrees at least
-    /// twice as often (a window of noise, before a signal, is not).
+    /// Whether the decision is clear: every other candidate disagrees at
+    /// least twice as often (a window of noise, before a signal, is not).
     pub fn confident(&self) -> bool {
-        let best = self.disagreement[self.offset];
-        self.disagreement.iter().enumerate().all(|(o, &d)| o == self.offset || d >= 2.0 * best)
+        let n = if self.rotated { self.disagreement.len() / 2 } else { 0 };
+        let chosen = n + self.offset;
+        let best = self.disagreement[chosen];
+        self.disagreement.iter().enumerate().all(|(o, &d)| o == chosen || d >= 2.0 * best)
+    }
+}
+
+/// Turns QPSK's (I, Q) LLR pairs back by 90°: (a, b) → (−b, a), in place
+/// (a last unpaired LLR is left).
+pub fn rotate_pairs(llrs: &mut [f32]) {
+    for pair in llrs.chunks_exact_mut(2) {
+        let (a, b) = (pair[0], pair[1]);
+        pair[0] = -b;
+        pair[1] = a;
     }
 }
 
@@ -42,6 +66,7 @@ impl PairOffset {
 pub struct PairSync {
     trellis: Arc<Trellis>,
     stages: usize,
+    rotations: bool,
 }
 
 impl PairSync {
@@ -51,7 +76,17 @@ impl PairSync {
         if !(MIN_PAIR_SYNC_STAGES..=MAX_PAIR_SYNC_STAGES).contains(&stages) {
             return Err(invalid!("a window of {stages} stages; give {MIN_PAIR_SYNC_STAGES}..={MAX_PAIR_SYNC_STAGES}"));
         }
-        Ok(Self { trellis, stages })
+        Ok(Self { trellis, stages, rotations: false })
+    }
+
+    /// Also tries each offset with the pairs turned back by 90° (QPSK's
+    /// ambiguity); only a rate-1/2 code's stage is one QPSK symbol.
+    pub fn with_rotations(mut self) -> CodeResult<Self> {
+        if self.trellis.n() != 2 {
+            return Err(invalid!("QPSK's rotations need a rate-1/2 code (a stage of two outputs, one symbol), not {} outputs", self.trellis.n()));
+        }
+        self.rotations = true;
+        Ok(self)
     }
 
     /// Stages of a window.
@@ -80,19 +115,26 @@ impl PairSync {
         }
         let frame = FrameConfig::new(stages, false)?;
         let mut decoder = CpuViterbi::<f32>::new(self.trellis.clone(), ViterbiMode::Frame(frame), 1)?;
-        let disagreement = (0..n)
-            .map(|o| {
-                let window = &llrs[o..o + n * stages];
+        let candidates = if self.rotations { 2 * n } else { n };
+        let mut window = Vec::with_capacity(n * stages);
+        let disagreement = (0..candidates)
+            .map(|c| {
+                let o = c % n;
+                window.clear();
+                window.extend_from_slice(&llrs[o..o + n * stages]);
+                if c >= n {
+                    rotate_pairs(&mut window);
+                }
                 let mut decoded = Decoded::default();
-                decoder.decode(&Batch::uniform(window, n * stages)?, &mut decoded)?;
+                decoder.decode(&Batch::uniform(&window, n * stages)?, &mut decoded)?;
                 let mut coded = Vec::with_capacity(n * stages);
                 ConvEncoder::new(self.trellis.clone(), EncoderMode::Streaming)?.encode(&decoded.bits, &mut coded)?;
-                let wrong = coded.iter().zip(window).filter(|&(&c, &l)| (c == 1) != (l < 0.0)).count();
+                let wrong = coded.iter().zip(&window).filter(|&(&c, &l)| (c == 1) != (l < 0.0)).count();
                 Ok(wrong as f64 / coded.len() as f64)
             })
             .collect::<CodeResult<Vec<f64>>>()?;
-        let offset = (0..n).min_by(|&a, &b| disagreement[a].total_cmp(&disagreement[b])).unwrap_or(0);
-        Ok(PairOffset { offset, disagreement })
+        let best = (0..candidates).min_by(|&a, &b| disagreement[a].total_cmp(&disagreement[b])).unwrap_or(0);
+        Ok(PairOffset { offset: best % n, rotated: best >= n, disagreement })
     }
 }
 
@@ -130,6 +172,38 @@ mod tests {
                 assert!(got.confident(), "{name}: {got:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_qpsk_rotation_is_found_with_the_offset() {
+        let trellis = Arc::new(Trellis::new(&ConvCode::k7_171_133().with_inverted(0b10).unwrap()));
+        let llrs = received(&trellis, 3000, 29);
+        let sync = PairSync::new(trellis.clone(), 512).unwrap().with_rotations().unwrap();
+        // (a, b) at 90° is (b', −a'): the receiver's pairs are the sent ones turned by 90°, k times.
+        for quarter in 0..4 {
+            let mut turned = llrs.clone();
+            for _ in 0..quarter {
+                for p in turned.chunks_exact_mut(2) {
+                    let (a, b) = (p[0], p[1]);
+                    p[0] = b;
+                    p[1] = -a;
+                }
+            }
+            for skip in 0..2 {
+                let got = sync.offset(&turned[skip..]).unwrap();
+                assert_eq!((got.offset, got.rotated), (skip, quarter % 2 == 1), "{quarter}×90°, {skip} skipped: {got:?}");
+                assert!(got.confident() && got.disagreement.len() == 4, "{got:?}");
+                // Turned back, it decodes: 180° leaves complemented pairs, which the code takes as they come.
+                let mut back = turned[skip + got.offset..].to_vec();
+                if got.rotated {
+                    rotate_pairs(&mut back);
+                }
+                let flip = quarter >= 2;
+                assert!(back.iter().zip(&llrs[skip + got.offset..]).all(|(a, b)| (*a == *b) != flip));
+            }
+        }
+        let rate_third = Arc::new(Trellis::new(&ConvCode::new(7, &[0o133, 0o171, 0o165]).unwrap()));
+        assert!(PairSync::new(rate_third, 512).unwrap().with_rotations().unwrap_err().to_string().contains("rate-1/2"));
     }
 
     #[test]

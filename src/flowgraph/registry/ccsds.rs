@@ -5,7 +5,7 @@
 use super::super::params::{Access, Args, Literal, Param, ParamType};
 use super::{Kind, StreamType, io};
 use crate::blocks::{AsmSync, CcsdsDecoder, CcsdsEncoder, HexFrameSink, Reporting};
-use crate::codes::ccsds::{ASM, AsmFramer, AsmSearch, Basis, FrameCodec, MAX_FRAME_BYTES, MAX_INTERLEAVE, MAX_MARKER_ERRORS, RS_N, RS_PARITY, ReedSolomon};
+use crate::codes::ccsds::{ASM, AsmFramer, AsmSearch, Basis, FrameCodec, FrameFile, MAX_FRAME_BYTES, MAX_INTERLEAVE, MAX_MARKER_ERRORS, RS_N, RS_PARITY, ReedSolomon};
 
 /// The kinds of this module.
 pub(super) const KINDS: &[Kind] = &[
@@ -58,15 +58,17 @@ pub(super) const KINDS: &[Kind] = &[
     },
     Kind {
         name: "HexFrameSink",
-        summary: "writes frames as hex lines, one frame a line, the file whole when the stream ends",
+        summary: "writes frames as hex lines, one frame a line (or as KISS, or binary), the file whole when the stream ends",
         groups: &[&[
             Param::required("path", ParamType::Path(Access::Writes), "the file, relative to the working directory; never one of the run's inputs"),
             Param::required("frame_bytes", ParamType::Count, "bytes of a frame (a line), 1..=2040"),
+            Param::with_default("file", ParamType::Choice(&["hex", "kiss", "binary"]), Literal::Text("hex"), "hex lines; KISS (data frames on port 0, FEND/FESC escaped); or the bytes back to back"),
         ]],
         ports: |_| Ok(io(Some(StreamType::Packed), None)),
         add: |a, asm| {
             let path = a.text("path")?.to_string();
-            let block = a.about("path", HexFrameSink::new(&path, a.size_in("frame_bytes", 1..=MAX_FRAME_BYTES)?))?;
+            let file = FrameFile::named(a.text("file")?).expect("the choices are the FrameFile names");
+            let block = a.about("path", HexFrameSink::new(&path, a.size_in("frame_bytes", 1..=MAX_FRAME_BYTES)?))?.file(file);
             asm.note_file(&path, StreamType::Packed, block.written());
             asm.add(block.report_to(&asm.errors))
         },

@@ -78,10 +78,11 @@ const KINDS: &[Kind] = &[
     },
     Kind {
         name: "PairSync",
-        summary: "drops the LLRs before the first whole trellis stage of a receiver's stream (decided on its first window: the offset whose decoded bits re-encode closest to it)",
+        summary: "drops the LLRs before the first whole trellis stage of a receiver's stream, and turns QPSK pairs back by 90° where needed (decided on each window: the candidate whose decoded bits re-encode closest to it)",
         groups: &[&[
             CODE,
             Param::with_default("window", ParamType::Count, Literal::Count(1024), "stages the decision is taken on (64..=2^20)"),
+            Param::with_default("constellation", ParamType::Choice(&["bpsk", "qpsk"]), Literal::Text("bpsk"), "qpsk: also the pairs turned back by 90° (a rate-1/2 code)"),
         ]],
         ports: |_| Ok(io(Some(StreamType::F32), Some(StreamType::F32))),
         add: |a, asm| {
@@ -90,7 +91,10 @@ const KINDS: &[Kind] = &[
             if !chain.puncture().is_identity() {
                 return Err(a.invalid("code", "a punctured code's stages repeat over the puncturing period; PairSync takes an unpunctured stream"));
             }
-            let finder = a.about("window", crate::codes::conv::PairSync::new(chain.trellis().clone(), a.size("window")?))?;
+            let mut finder = a.about("window", crate::codes::conv::PairSync::new(chain.trellis().clone(), a.size("window")?))?;
+            if a.text("constellation")? == "qpsk" {
+                finder = a.about("constellation", finder.with_rotations())?;
+            }
             asm.add(PairSync::new(finder).report_to(&asm.errors))
         },
     },

@@ -1,11 +1,11 @@
-//! The radio block kinds: a WAV source, the receive chain from real or
+//! The radio block kinds: a WAV source, SigMF recordings in and out, the receive chain from real or
 //! complex samples to LLRs, and the transmit side with the channel model.
 
 use super::super::assembly::{Assembly, Node};
 use super::super::params::{Access, Args, Literal, Param, ParamType};
 use super::groups::SEED;
 use super::{Kind, StreamType, io};
-use crate::blocks::{self, Reporting, WavItem, WavSource};
+use crate::blocks::{self, Reporting, SigmfSink, SigmfSource, WavItem, WavSource};
 use crate::dsp::{self, Constellation, ReceiverSettings};
 use num_complex::Complex32;
 
@@ -22,6 +22,56 @@ pub(super) const KINDS: &[Kind] = &[
         add: |a, asm| {
             fn add<T: WavItem>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
                 let block = a.about("path", WavSource::<T>::new(a.text("path")?))?;
+                asm.add(block.report_to(&asm.errors))
+            }
+            match wav_stream(a)? {
+                StreamType::Cf32 => add::<Complex32>(a, asm),
+                _ => add::<f32>(a, asm),
+            }
+        },
+    },
+    Kind {
+        name: "SigmfSource",
+        summary: "samples of a SigMF recording (.sigmf-meta + .sigmf-data): complex datatypes as cf32, real ones as f32, integers scaled to −1..1",
+        groups: &[&[
+            Param::required("path", ParamType::Recording(Access::Reads), "the recording: its base path or either file, relative to the working directory"),
+            RECORDING_SAMPLES,
+            Param::optional("sample_rate", ParamType::Real, "the rate the chain is built for, Hz: a recording at another rate is refused"),
+        ]],
+        ports: |a| Ok(io(None, Some(wav_stream(a)?))),
+        add: |a, asm| {
+            fn add<T: WavItem>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
+                let block = a.about("path", SigmfSource::<T>::new(a.text("path")?, a.real_opt("sample_rate")?))?;
+                asm.note_recording(&a.text("path")?.to_string(), block.meta(), block.samples());
+                asm.add(block.report_to(&asm.errors))
+            }
+            match wav_stream(a)? {
+                StreamType::Cf32 => add::<Complex32>(a, asm),
+                _ => add::<f32>(a, asm),
+            }
+        },
+    },
+    Kind {
+        name: "SigmfSink",
+        summary: "writes a SigMF recording (.sigmf-data, then .sigmf-meta with datatype, sample rate, frequency and recorder), each file whole",
+        groups: &[&[
+            Param::required("path", ParamType::Recording(Access::Writes), "the recording: its base path or either file; never one of the run's inputs"),
+            RECORDING_SAMPLES,
+            Param::with_default("datatype", ParamType::Text, Literal::Text("cf32_le"), "the SigMF datatype written (cf32_le, ci16_le, ci8, cu8, rf32_le, ri16_le, ...; c for cf32, r for f32)"),
+            Param::required("sample_rate", ParamType::Real, "samples per second, Hz (above 0)"),
+            Param::optional("frequency", ParamType::Real, "the centre frequency, Hz"),
+        ]],
+        ports: |a| Ok(io(Some(wav_stream(a)?), None)),
+        add: |a, asm| {
+            fn add<T: WavItem>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
+                let datatype = a.about("datatype", dsp::Datatype::parse(a.text("datatype")?))?;
+                let rate = a.real("sample_rate")?;
+                if !(rate > 0.0) {
+                    return Err(a.invalid("sample_rate", format!("{rate} Hz is not a rate above 0")));
+                }
+                let meta = dsp::SigmfMeta { datatype, sample_rate: rate, frequency: a.real_opt("frequency")?, recorder: None };
+                let block = a.about("datatype", SigmfSink::<T>::new(a.text("path")?, meta))?;
+                asm.note_file(&block.data_path().display().to_string(), wav_stream(a)?, block.written());
                 asm.add(block.report_to(&asm.errors))
             }
             match wav_stream(a)? {
@@ -239,6 +289,8 @@ pub(super) const KINDS: &[Kind] = &[
 /// The receiver's defaults, which the kinds' optional fields fall back to.
 const DEFAULTS: ReceiverSettings = ReceiverSettings::DEFAULT;
 
+const RECORDING_SAMPLES: Param =
+    Param::with_default("samples", ParamType::Choice(&["cf32", "f32"]), Literal::Text("cf32"), "cf32: a complex datatype (I/Q); f32: a real one");
 const CONSTELLATION: Param = Param::with_default("constellation", ParamType::Choice(&["bpsk", "qpsk"]), Literal::Text("bpsk"), "BPSK or Gray QPSK");
 const SPS: Param = Param::with_default("sps", ParamType::Count, Literal::Count(4), "samples per symbol (2..=64)");
 const SHAPE: &[Param] = &[
