@@ -215,9 +215,11 @@ pub struct GpuSync<T: Received> {
     reference: SyncMapDecoder<T>,
     shape: Shape,
     function: CudaFunction,
-    threads: u32,
-    /// Dynamic shared memory per CTA.
-    smem: u32,
+    /// The CTA of batches that fill the device, and of batches of at most
+    /// one unit per SM (as wide as the kernel allows: such a batch's time is
+    /// one frame's, which more threads per frame shorten).
+    packed: Cta,
+    wide: Cta,
     registers: i32,
     /// Dropped before `books`: its drop waits for every kernel that reads them.
     pipe: Pipeline<f32, u32>,
@@ -290,7 +292,9 @@ impl<T: Received> GpuSync<T> {
             function.occupancy_max_active_blocks_per_multiprocessor(t as u32, shape.smem_bytes(t), None).map_or(0, |b| b as usize)
         });
         anyhow::ensure!(per_sm > 0, "the sync kernel for {} does not fit on {}", reference.code().describe(), device.name);
-        let (threads, smem) = (threads as u32, shape.smem_bytes(threads));
+        let packed = Cta { threads: threads as u32, smem: shape.smem_bytes(threads) as u32, sms: device.sms as usize };
+        let wide_threads = (shape.states * shape.q).next_multiple_of(32).min(most.min(MAX_CTA) as usize / 32 * 32).max(32);
+        let wide = Cta { threads: wide_threads as u32, smem: shape.smem_bytes(wide_threads) as u32, sms: 0 };
         let resident = per_sm as usize * device.sms as usize;
         let unit_bytes = shape.unit_bytes();
         // Units a slot holds: within its share of free memory, and each
@@ -326,7 +330,7 @@ impl<T: Received> GpuSync<T> {
         // SAFETY: the buffer holds every codeword; the copy is waited for below.
         unsafe { result::memcpy_htod_sync(books.ptr(), &words) }.map_err(cuda("codebook copy"))?;
         ctx.synchronize().map_err(cuda("cuCtxSynchronize"))?;
-        Ok(Self { reference, shape, function, threads, smem: smem as u32, registers, pipe, books, device, apps: Vec::new() })
+        Ok(Self { reference, shape, function, packed, wide, registers, pipe, books, device, apps: Vec::new() })
     }
 
     /// Whether γ of a whole frame is kept on the device.
@@ -356,7 +360,7 @@ impl<T: Received> GpuSync<T> {
     pub fn time_kernel(&mut self, batch: &Batch<'_, T>, reps: usize) -> anyhow::Result<f64> {
         let units = self.reference.check(batch)?;
         let (shape, params, scale) = (self.shape, *self.reference.params(), self.reference.input_scale());
-        let launch = Launch::new(&self.function, self.threads, self.smem, &self.books, &self.reference);
+        let launch = Launch::new(&self.function, self.packed, self.wide, &self.books, &self.reference);
         self.pipe.time_launches(units, shape.pitch(), |host, r| stage(host, batch, &shape, &params, scale, r), reps, |s, slot| launch.run(s, slot, units))
     }
 
@@ -382,22 +386,23 @@ fn stage<T: Received>(host: &mut [f32], batch: &Batch<'_, T>, shape: &Shape, par
 /// borrowed mutably beside it.
 struct Launch<'a> {
     f: &'a CudaFunction,
-    threads: u32,
-    smem: u32,
+    packed: Cta,
+    wide: Cta,
     books: sys::CUdeviceptr,
     insert: f32,
     delete: f32,
 }
 
 impl<'a> Launch<'a> {
-    /// The launch of `f` in CTAs of `threads` with `smem` bytes of dynamic
-    /// shared memory on `books`, for `reference`'s channel.
-    fn new<T: Received>(f: &'a CudaFunction, threads: u32, smem: u32, books: &DeviceBuf, reference: &SyncMapDecoder<T>) -> Self {
+    /// The launch of `f` in `packed` CTAs, or `wide` ones for a batch of at
+    /// most one unit per SM, on `books`, for `reference`'s channel.
+    fn new<T: Received>(f: &'a CudaFunction, packed: Cta, wide: Cta, books: &DeviceBuf, reference: &SyncMapDecoder<T>) -> Self {
         let (insert, delete) = reference.lattice_moves();
-        Self { f, threads, smem, books: books.ptr(), insert, delete }
+        Self { f, packed, wide, books: books.ptr(), insert, delete }
     }
 
     fn run(&self, stream: sys::CUstream, slot: &SlotBuffers, units: usize) -> anyhow::Result<()> {
+        let cta = if units <= self.packed.sms { self.wide } else { self.packed };
         let grid = u32::try_from(units.max(1)).map_err(|_| anyhow::anyhow!("a grid of {units} CTAs is too large"))?;
         let [gamma, sums, alpha] = [0, 1, 2].map(|i| slot.aux[i].ptr());
         let (mut input, mut books, mut out) = (slot.input.ptr(), self.books, slot.output.ptr());
@@ -418,8 +423,18 @@ impl<'a> Launch<'a> {
         ];
         // SAFETY: the parameters are the kernel's, in its order; every buffer
         // was sized for the slot's batch, which holds `units` units.
-        unsafe { result::launch_kernel(self.f.cu_function(), (grid, 1, 1), (self.threads, 1, 1), self.smem, stream, &mut params) }.map_err(cuda("sync_map launch"))
+        unsafe { result::launch_kernel(self.f.cu_function(), (grid, 1, 1), (cta.threads, 1, 1), cta.smem, stream, &mut params) }.map_err(cuda("sync_map launch"))
     }
+}
+
+/// A launch's CTA: its threads and dynamic shared memory; `sms`, the
+/// device's SMs, on the packed one (batches up to that many units take the
+/// wide one).
+#[derive(Debug, Clone, Copy)]
+struct Cta {
+    threads: u32,
+    smem: u32,
+    sms: usize,
 }
 
 /// A kernel argument as the driver takes it.
@@ -443,7 +458,7 @@ impl<T: Received> BatchDecoder<T> for GpuSync<T> {
     fn submit(&mut self, batch: &Batch<'_, T>) -> CodeResult<()> {
         let units = self.reference.check(batch)?;
         let (shape, params, scale) = (self.shape, *self.reference.params(), self.reference.input_scale());
-        let launch = Launch::new(&self.function, self.threads, self.smem, &self.books, &self.reference);
+        let launch = Launch::new(&self.function, self.packed, self.wide, &self.books, &self.reference);
         self.pipe
             .submit(units, shape.pitch(), |host, r| stage(host, batch, &shape, &params, scale, r), units * shape.out_words(), 0, |s, slot| launch.run(s, slot, units))
             .map_err(device_error)
@@ -487,14 +502,15 @@ impl<T: Received> BatchDecoder<T> for GpuSync<T> {
     fn describe(&self) -> String {
         let (major, minor) = self.device.compute_capability;
         format!(
-            "gpu {} ({}, sm_{major}{minor}, {}{}, one CTA of {} threads per unit, {} regs, {} B shared, {} storage ({} KiB of device memory per unit), {} units/batch, {} slots, {} host threads), {}, {}, {}",
+            "gpu {} ({}, sm_{major}{minor}, {}{}, one CTA of {} threads per unit ({} in batches of at most one unit per SM), {} regs, {} B shared, {} storage ({} KiB of device memory per unit), {} units/batch, {} slots, {} host threads), {}, {}, {}",
             self.device.index,
             self.device.name,
             T::NAME,
             if self.shape.soft { ", soft output" } else { "" },
-            self.threads,
+            self.packed.threads,
+            self.wide.threads,
             self.registers,
-            self.smem,
+            self.packed.smem,
             match (self.shape.global, self.shape.gsmem) {
                 (true, true) => "global (each index's γ made in shared memory)",
                 (true, false) => "global",
