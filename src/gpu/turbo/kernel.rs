@@ -423,7 +423,7 @@ impl Launcher<'_> {
             // SAFETY: the parameters match turbo_dematch_*; the input holds
             // `blocks` staged units of `pitch_bytes`, each a format below
             // `formats` and its E LLRs; the table holds every format's; the
-            // layouts buffer `blocks` layouts of f32 (`GpuTurbo` sizes both).
+            // layouts buffer `blocks` layouts of the LLR type (`GpuTurbo` sizes both).
             unsafe { launch(d.f, blocks, DEMATCH_THREADS, 0, stream, &mut p, "turbo de-rate-matching launch") }?;
             input = layouts;
         }

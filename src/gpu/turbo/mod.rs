@@ -26,8 +26,8 @@ use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport,
 use crate::codes::error::CodeResult;
 use crate::codes::llr::{Llr, LlrType};
 use crate::codes::turbo::decoder::Precision;
-use crate::codes::turbo::rate_match::{NOT_SENT, RateMatch};
-use crate::codes::turbo::{CpuTurbo, DecoderConfig, Dematching, EarlyStop, KNOWN_ZERO_LLR, Sent, TransportDecoder, TurboChain, TurboCode};
+use crate::codes::turbo::rate_match::{KNOWN_ZERO, NOT_SENT, RateMatch};
+use crate::codes::turbo::{CpuTurbo, DecoderConfig, Dematching, EarlyStop, Sent, TransportDecoder, TurboChain, TurboCode, known_zero};
 use cudarc::driver::{CudaFunction, result, sys};
 use kernel::{Dematch, ENTRIES, Geometry, Launcher, SISO_THREADS};
 
@@ -43,10 +43,7 @@ const ENTRY_DEMATCH_I8: usize = 7;
 /// bits, with filler or not); each takes 3K + 12 words of device memory.
 pub const MAX_RATE_MATCHINGS: usize = 64;
 
-/// Marks a known zero in the on-load de-rate-matching table (`RM_KNOWN` in
-/// the kernel); [`NOT_SENT`] is its `RM_NONE`.
-const RM_KNOWN: u32 = 0xffff_fffe;
-const _: () = assert!(NOT_SENT == 0xffff_ffff, "RM_NONE in turbo.cu");
+const _: () = assert!(NOT_SENT == 0xffff_ffff && KNOWN_ZERO == 0xffff_fffe, "RM_NONE and RM_KNOWN in turbo.cu");
 
 /// What a [`GpuTurbo`] gives beyond the hard decisions; `Default` is the
 /// plain decoder.
@@ -61,12 +58,14 @@ pub struct GpuTurboOptions {
     /// De-rate-match on load: units are rate-matched code blocks, unit
     /// format i the E LLRs of `rate_matching[i]` (of the decoder's K, at
     /// most [`MAX_RATE_MATCHINGS`]) as received, which a kernel on the
-    /// device de-rate-matches into the 3K + 12 layout (repeats summed in the
-    /// order they were sent, punctured bits 0, the filler's known zeros at
-    /// [`KNOWN_ZERO_LLR`]) before the decoder runs on it, in `f32`: what
-    /// [`CpuTurbo`] or a plain `GpuTurbo<f32>` computes from
-    /// [`RateMatch::combine`]'s layout with the known zeros set, bit for bit,
-    /// with fewer bytes over PCIe at code rates above 1/3 and no host pass.
+    /// device de-rate-matches into the 3K + 12 layout of `T` (repeats summed
+    /// in the order they were sent, `i8` saturated at every step as
+    /// [`Llr::plus`] adds, punctured bits 0, the filler's known zeros at
+    /// [`known_zero`]) before the decoder (the `i8` or `f32` kernel, as for
+    /// code blocks of `T`) runs on it: what [`CpuTurbo`] or a plain
+    /// `GpuTurbo<T>` computes from [`RateMatch::combine`]'s layout, bit
+    /// for bit, with fewer bytes over PCIe at code rates above 1/3 and no
+    /// host pass.
     /// Empty: units are 3K + 12 LLRs.
     pub rate_matching: Vec<RateMatch>,
     /// The kernels' tuning (its environment overrides applied when the
@@ -114,8 +113,8 @@ pub struct GpuTurbo<T: Llr> {
     /// Items of `T` a unit is staged in: the layout, or (rate-matched) a
     /// u32 format word and the longest E.
     pitch: usize,
-    /// The decoding kernels take i8 LLRs (else f32: `T` = f32, or units
-    /// de-rate-matched on load).
+    /// The decoding kernels take i8 LLRs (`T` = i8; units de-rate-matched
+    /// on load too, into i8 layouts).
     kernel_i8: bool,
     geometry: Geometry,
     /// Every entry point of the compilation, in [`ENTRIES`] order.
@@ -171,7 +170,7 @@ impl<T: Llr> GpuTurbo<T> {
             );
         }
         let rate_matched = !matches.is_empty();
-        let kernel_i8 = T::TYPE == LlrType::I8 && !rate_matched;
+        let kernel_i8 = T::TYPE == LlrType::I8;
         let llr_bytes = if kernel_i8 { 1 } else { 4 };
         // A rate-matched unit: its format word, then its E LLRs, in whole
         // words so that every unit's format word is aligned.
@@ -231,7 +230,7 @@ impl<T: Llr> GpuTurbo<T> {
         // the de-rate-matching writes.
         let aux_of = |blocks: usize| {
             let mut v = geometry.aux_bytes(blocks, fused, llr_bytes);
-            v.push(if rate_matched { blocks * n * 4 } else { 4 });
+            v.push(if rate_matched { blocks * n * llr_bytes } else { 4 });
             v
         };
         let per_block: usize = aux_of(1).iter().sum::<usize>() + pitch * size_of::<T>() + 4 * out_words;
@@ -398,17 +397,11 @@ fn stage<T: Llr>(host: &mut [T], batch: &Batch<'_, T>, n: usize, pitch: usize, r
 }
 
 /// The on-load de-rate-matching table of `matches` (the kernel's `table`):
-/// (E, period) of each, then each one's first sent bit of every layout
-/// position ([`RateMatch::first_sent`], [`NOT_SENT`] for none) with its
-/// known zeros marked [`RM_KNOWN`].
+/// (E, period) of each, then each one's [`RateMatch::gather_table`].
 fn dematch_table(matches: &[RateMatch]) -> Vec<u32> {
     let mut t: Vec<u32> = matches.iter().flat_map(|rm| [rm.e() as u32, rm.carried() as u32]).collect();
     for rm in matches {
-        let mut first = rm.first_sent();
-        for z in rm.known_zeros() {
-            first[z].fill(RM_KNOWN);
-        }
-        t.extend(first);
+        t.extend(rm.gather_table());
     }
     t
 }
@@ -434,7 +427,7 @@ fn launcher<'a, T: Llr>(
             f: &functions[if T::TYPE == LlrType::I8 { ENTRY_DEMATCH_I8 } else { ENTRY_DEMATCH_I8 + 1 }],
             table: table.ptr(),
             formats: *formats,
-            known: KNOWN_ZERO_LLR,
+            known: known_zero::<T>().to_f32(),
             pitch_bytes: (pitch * size_of::<T>()) as u64,
         }),
         load: &functions[if i8s { ENTRY_LOAD_I8 } else { ENTRY_LOAD_I8 + 1 }],
@@ -604,14 +597,14 @@ pub fn turbo_decoder<T: Llr>(chain: &TurboChain, input_scale: f32, soft: bool, o
                         anyhow::Ok(Box::new(GpuTurbo::<T>::with_options(code.clone(), split(&code), input_scale, pipeline, &options)?) as Box<dyn BatchDecoder<T>>)
                     })?,
                     Dematching::Host => TransportDecoder::new(tb.clone(), |code| {
-                        anyhow::Ok(Box::new(GpuTurbo::<f32>::new(code.clone(), split(&code), input_scale, pipeline)?) as Box<dyn BatchDecoder<f32>>)
+                        anyhow::Ok(Box::new(GpuTurbo::<T>::new(code.clone(), split(&code), input_scale, pipeline)?) as Box<dyn BatchDecoder<T>>)
                     })?,
                 }))
             };
             let cpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
                 Ok(Box::new(TransportDecoder::new(tb.clone(), |code| {
                     let cfg = chain.config_for(code.k(), false);
-                    anyhow::Ok(Box::new(CpuTurbo::<f32>::new(code, cfg, input_scale, options.cpu_threads)?.with_precision(precision)?) as Box<dyn BatchDecoder<f32>>)
+                    anyhow::Ok(Box::new(CpuTurbo::<T>::new(code, cfg, input_scale, options.cpu_threads)?.with_precision(precision)?) as Box<dyn BatchDecoder<T>>)
                 })?))
             };
             select(options.backend, gpu, cpu)
