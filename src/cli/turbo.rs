@@ -139,10 +139,10 @@ fn bench_transport<T: Llr>(chain: &TurboChain, tb: &TransportBlock, ebn0: f64, r
     crate::figures::measuring(&label);
     let timing = time_decoder(dec.as_mut(), &Batch::uniform(&llrs, tb.g())?, (count * tb.a()) as u64, run.budget)?;
     // What crosses to the decoder per information bit: the received LLRs, or
-    // 3K + 12 f32 LLRs per code block.
+    // 3K + 12 LLRs (of T) per code block.
     let bytes = match (run.gpu, chain.dematching()) {
         (true, Dematching::OnLoad) => tb.g() * size_of::<T>(),
-        _ => tb.blocks().iter().map(|k| 4 * (3 * k + 12)).sum(),
+        _ => tb.blocks().iter().map(|k| size_of::<T>() * (3 * k + 12)).sum(),
     };
     let per_bit = bytes as f64 / tb.a() as f64;
     let mut figures = timing.figures(threads);
