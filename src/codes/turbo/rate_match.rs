@@ -319,18 +319,24 @@ impl RateMatch {
         }
         self.check_coded_len(out.len(), "LLR outputs")?;
         check_finite(llrs)?;
-        self.scatter(llrs, out);
+        self.scatter(llrs, out, |l| l);
         Ok(())
     }
 
-    /// [`Self::combine`] unchecked, for callers that checked the lengths and
-    /// the LLRs already.
-    pub(super) fn scatter<T: Llr>(&self, llrs: &[T], out: &mut [T]) {
-        out.fill(T::default());
+    /// [`Self::combine`] unchecked, each LLR converted by `to` before it is
+    /// added, for callers that checked the lengths and the LLRs already.
+    pub(super) fn scatter<T: Llr, L: Llr>(&self, llrs: &[T], out: &mut [L], to: impl Fn(T) -> L) {
+        out.fill(L::default());
         for (&i, &l) in self.indices.iter().zip(llrs) {
             let o = &mut out[i as usize];
-            *o = o.plus(l);
+            *o = o.plus(to(l));
         }
+    }
+
+    /// Whether some coded bit is sent more than once (E beyond the distinct
+    /// bits the buffer holds): its sum can then outgrow an `i8` LLR.
+    pub fn repeats(&self) -> bool {
+        self.e() > self.carried
     }
 
     fn check_coded_len(&self, len: usize, what: &str) -> CodeResult<()> {

@@ -189,15 +189,22 @@ impl TransportBlock {
 
     /// Code block `r`'s decoder input: its 3K + 12 LLRs in `out`,
     /// de-rate-matched from its share of `llrs`, one transport block's G
-    /// LLRs (soft-combined as [`RateMatch::combine`] adds, the known zeros
-    /// at [`known_zero`]). The lengths and the LLRs' finiteness are the
-    /// caller's to check.
-    pub(super) fn dematch_block<T: Llr>(&self, r: usize, llrs: &[T], out: &mut [T]) {
+    /// LLRs, each converted by `to` (soft-combined as [`RateMatch::combine`]
+    /// adds, the known zeros at [`known_zero`]). The lengths and the LLRs'
+    /// finiteness are the caller's to check.
+    pub(super) fn dematch_block<T: Llr, L: Llr>(&self, r: usize, llrs: &[T], out: &mut [L], to: impl Fn(T) -> L) {
         let b = &self.blocks[r];
-        b.rm.scatter(&llrs[b.at..b.at + b.rm.e()], out);
+        b.rm.scatter(&llrs[b.at..b.at + b.rm.e()], out, to);
         for z in b.rm.known_zeros() {
             out[z].fill(known_zero());
         }
+    }
+
+    /// Whether LLRs of `T` are de-rate-matched into `f32` layouts, not
+    /// layouts of `T`: `i8` LLRs when a code block sends some bit more than
+    /// once, whose sums (up to E / 3K of them) an `i8` would saturate.
+    pub fn wide_layouts<T: Llr>(&self) -> bool {
+        T::TYPE == crate::codes::llr::LlrType::I8 && self.blocks.iter().any(|b| b.rm.repeats())
     }
 
     /// The distinct rate matchings of the code blocks of each size, in
@@ -319,6 +326,7 @@ mod tests {
         let tb = TransportBlock::new(7000, 35001, 2).unwrap();
         let es: Vec<usize> = tb.code_blocks().iter().map(|b| b.rm.e()).collect();
         assert!(tb.segmentation().filler > 0 && es == [17500, 17501], "{es:?}");
+        assert!(tb.wide_layouts::<i8>() && !tb.wide_layouts::<f32>() && !TransportBlock::new(7000, 21000, 0).unwrap().wide_layouts::<i8>());
         let f: Vec<f32> = bits(35001, 4).iter().zip(bits(35001, 5)).map(|(&b, c)| (1.0 - 2.0 * f32::from(b)) * (1.0 + 100.0 * f32::from(c))).collect();
         let i: Vec<i8> = f.iter().map(|&l| l as i8).collect();
         for (r, b) in tb.code_blocks().iter().enumerate() {
@@ -332,8 +340,18 @@ mod tests {
                 want_i8[z].fill(127);
             }
             let (mut got, mut got_i8) = (vec![f32::NAN; n], vec![7i8; n]);
-            tb.dematch_block(r, &f, &mut got);
-            tb.dematch_block(r, &i, &mut got_i8);
+            tb.dematch_block(r, &f, &mut got, |l| l);
+            tb.dematch_block(r, &i, &mut got_i8, |l| l);
+            let mut wide = vec![f32::NAN; n];
+            tb.dematch_block(r, &i, &mut wide, |l: i8| l.to_f32());
+            let mut exact = vec![0.0f32; n];
+            for (&j, &l) in b.rm.indices().iter().zip(&i[b.at..b.at + b.rm.e()]) {
+                exact[j as usize] += f32::from(l);
+            }
+            for z in b.rm.known_zeros() {
+                exact[z].fill(KNOWN_ZERO_LLR);
+            }
+            assert_eq!(wide, exact, "block {r}: f32 layouts of i8 LLRs hold the sums whole");
             assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "block {r}");
             assert_eq!(got_i8, want_i8, "block {r}");
             assert!(want_i8.iter().any(|&l| l == 127) && want_i8.iter().any(|&l| l == -127), "saturated sums");

@@ -76,6 +76,12 @@ enum Inner<T: Llr> {
         /// The de-rate-matched code blocks of the batch being submitted, per size.
         units: Vec<Vec<T>>,
     },
+    /// Units of 3K + 12 `f32` LLRs, de-rate-matched here from LLRs of
+    /// `T` ([`TransportBlock::wide_layouts`]).
+    Wide {
+        decoders: Vec<Box<dyn BatchDecoder<f32>>>,
+        units: Vec<Vec<f32>>,
+    },
     /// The code blocks' rate-matched LLRs where they lie in the batch.
     RateMatched {
         decoders: Vec<Box<dyn BatchDecoder<T>>>,
@@ -89,6 +95,7 @@ impl<T: Llr> Inner<T> {
     fn collect(&mut self, s: usize, done: &mut Decoded) -> CodeResult<bool> {
         match self {
             Inner::Layouts { decoders, .. } => decoders[s].collect(done),
+            Inner::Wide { decoders, .. } => decoders[s].collect(done),
             Inner::RateMatched { decoders, .. } => decoders[s].collect(done),
         }
     }
@@ -97,6 +104,7 @@ impl<T: Llr> Inner<T> {
     fn limits(&self) -> Vec<(BatchLimit, usize)> {
         match self {
             Inner::Layouts { decoders, .. } => decoders.iter().map(|d| (d.limit(), d.depth())).collect(),
+            Inner::Wide { decoders, .. } => decoders.iter().map(|d| (d.limit(), d.depth())).collect(),
             Inner::RateMatched { decoders, .. } => decoders.iter().map(|d| (d.limit(), d.depth())).collect(),
         }
     }
@@ -104,6 +112,7 @@ impl<T: Llr> Inner<T> {
     fn describe_last(&self) -> String {
         match self {
             Inner::Layouts { decoders, .. } => decoders.last().map_or(String::new(), |d| d.describe()),
+            Inner::Wide { decoders, .. } => decoders.last().map_or(String::new(), |d| d.describe()),
             Inner::RateMatched { decoders, .. } => decoders.last().map_or(String::new(), |d| d.describe()),
         }
     }
@@ -124,6 +133,48 @@ fn submit_within<U: Copy + Send + Sync>(dec: &mut dyn BatchDecoder<U>, batch: Ba
     Ok(())
 }
 
+/// Hand the code blocks of the `units` transport blocks of `batch` (LLRs of
+/// `T`) to `decoders` (per size; `per_size` code blocks of (K, 3K + 12)
+/// `lens` in each transport block), de-rate-matched into `layouts` of `L`
+/// (each LLR converted by `to`) a code block per task, collecting into
+/// `done` where a batch must leave first. The first NaN or infinite LLR of
+/// the batch is named by its index there, and nothing is handed over.
+#[allow(clippy::too_many_arguments)]
+fn submit_layouts<T: Llr, L: Llr>(
+    tb: &TransportBlock,
+    batch: &Batch<'_, T>,
+    units: usize,
+    (per_size, lens): (&[usize], &[(usize, usize)]),
+    decoders: &mut [Box<dyn BatchDecoder<L>>],
+    layouts: &mut [Vec<L>],
+    done: &mut [Decoded],
+    to: impl Fn(T) -> L + Sync,
+) -> CodeResult<()> {
+    let bad = (0..units).into_par_iter().find_map_first(|i| check_finite(batch.unit(i)).err().map(|e| (i, e)));
+    if let Some((i, e)) = bad {
+        return Err(match e {
+            CodeError::NonFiniteLlr { index } => CodeError::NonFiniteLlr { index: batch.span(i).start + index },
+            other => other,
+        });
+    }
+    // Every entry is written: the layouts are only resized.
+    for (layout, (&n, &(_, len))) in layouts.iter_mut().zip(per_size.iter().zip(lens)) {
+        layout.resize(units * n * len, L::default());
+    }
+    let mut outs: Vec<_> = layouts.iter_mut().zip(lens).map(|(l, &(_, len))| l.chunks_mut(len)).collect();
+    let mut jobs = Vec::with_capacity(units * tb.code_blocks().len());
+    for i in 0..units {
+        for (r, b) in tb.code_blocks().iter().enumerate() {
+            jobs.push((batch.unit(i), r, outs[b.size].next().expect("a layout per code block")));
+        }
+    }
+    jobs.into_par_iter().for_each(|(llrs, r, out)| tb.dematch_block(r, llrs, out, &to));
+    for ((dec, layout), (done, &(_, n))) in decoders.iter_mut().zip(layouts.iter()).zip(done.iter_mut().zip(lens)) {
+        submit_within(dec.as_mut(), Batch::uniform(layout, n)?, done)?;
+    }
+    Ok(())
+}
+
 /// Check that `dec`, the inner decoder of `code`, takes `formats` (items of
 /// each) to K bits.
 fn check_inner<U: Copy + Send + Sync>(dec: &dyn BatchDecoder<U>, code: &TurboCode, formats: &[usize]) -> CodeResult<()> {
@@ -140,20 +191,42 @@ fn check_inner<U: Copy + Send + Sync>(dec: &dyn BatchDecoder<U>, code: &TurboCod
     Ok(())
 }
 
+/// The inner decoder of each code block size of `tb`, made by `make` and
+/// checked to take the code's 3K + 12 LLRs to K bits.
+fn layout_decoders<L: Llr, E: From<CodeError>>(tb: &TransportBlock, mut make: impl FnMut(TurboCode) -> Result<Box<dyn BatchDecoder<L>>, E>) -> Result<Vec<Box<dyn BatchDecoder<L>>>, E> {
+    let mut decoders = Vec::new();
+    for code in tb.codes() {
+        let dec = make(code.clone())?;
+        check_inner(dec.as_ref(), &code, &[code.coded_len()])?;
+        decoders.push(dec);
+    }
+    Ok(decoders)
+}
+
+/// LLRs of the layouts of each size in one transport block.
+fn layout_items(tb: &TransportBlock) -> Vec<usize> {
+    tb.codes().iter().zip(tb.blocks_per_size()).map(|(c, n)| n * c.coded_len()).collect()
+}
+
 impl<T: Llr> TransportDecoder<T> {
     /// A decoder of `tb`'s transport blocks; `make` builds the inner decoder
     /// of each code block size, which must take that code's 3K + 12 LLRs
     /// (of `T`) to K bits.
-    pub fn new<E: From<CodeError>>(tb: TransportBlock, mut make: impl FnMut(TurboCode) -> Result<Box<dyn BatchDecoder<T>>, E>) -> Result<Self, E> {
-        let mut decoders = Vec::new();
-        for code in tb.codes() {
-            let dec = make(code.clone())?;
-            check_inner(dec.as_ref(), &code, &[code.coded_len()])?;
-            decoders.push(dec);
-        }
+    pub fn new<E: From<CodeError>>(tb: TransportBlock, make: impl FnMut(TurboCode) -> Result<Box<dyn BatchDecoder<T>>, E>) -> Result<Self, E> {
+        let decoders = layout_decoders(&tb, make)?;
         let units = vec![Vec::new(); decoders.len()];
-        let items: Vec<usize> = tb.codes().iter().zip(tb.blocks_per_size()).map(|(c, n)| n * c.coded_len()).collect();
+        let items = layout_items(&tb);
         Ok(Self::with_inner(tb, Inner::Layouts { decoders, units }, &items))
+    }
+
+    /// [`Self::new`] with `f32` layouts and inner decoders of `f32` LLRs,
+    /// which hold the sums of repeated `i8` LLRs whole (the choice of
+    /// [`TransportBlock::wide_layouts`]).
+    pub fn wide<E: From<CodeError>>(tb: TransportBlock, make: impl FnMut(TurboCode) -> Result<Box<dyn BatchDecoder<f32>>, E>) -> Result<Self, E> {
+        let decoders = layout_decoders(&tb, make)?;
+        let units = vec![Vec::new(); decoders.len()];
+        let items = layout_items(&tb);
+        Ok(Self::with_inner(tb, Inner::Wide { decoders, units }, &items))
     }
 
     /// A decoder of `tb`'s transport blocks whose inner decoders take the
@@ -218,31 +291,8 @@ impl<T: Llr> TransportDecoder<T> {
     fn submit_code_blocks(&mut self, batch: &Batch<'_, T>, units: usize) -> CodeResult<()> {
         let tb = &self.tb;
         match &mut self.inner {
-            Inner::Layouts { decoders, units: layouts } => {
-                // The first bad LLR of the batch, whichever core finds it.
-                let bad = (0..units).into_par_iter().find_map_first(|i| check_finite(batch.unit(i)).err().map(|e| (i, e)));
-                if let Some((i, e)) = bad {
-                    return Err(match e {
-                        CodeError::NonFiniteLlr { index } => CodeError::NonFiniteLlr { index: batch.span(i).start + index },
-                        other => other,
-                    });
-                }
-                // Every entry is written: the layouts are only resized.
-                for (layout, (&n, &(_, len))) in layouts.iter_mut().zip(self.per_size.iter().zip(&self.lens)) {
-                    layout.resize(units * n * len, T::default());
-                }
-                let mut outs: Vec<_> = layouts.iter_mut().zip(&self.lens).map(|(l, &(_, len))| l.chunks_mut(len)).collect();
-                let mut jobs = Vec::with_capacity(units * tb.code_blocks().len());
-                for i in 0..units {
-                    for (r, b) in tb.code_blocks().iter().enumerate() {
-                        jobs.push((batch.unit(i), r, outs[b.size].next().expect("a layout per code block")));
-                    }
-                }
-                jobs.into_par_iter().for_each(|(llrs, r, out)| tb.dematch_block(r, llrs, out));
-                for ((dec, layout), (done, &(_, n))) in decoders.iter_mut().zip(layouts.iter()).zip(self.done.iter_mut().zip(&self.lens)) {
-                    submit_within(dec.as_mut(), Batch::uniform(layout, n)?, done)?;
-                }
-            }
+            Inner::Layouts { decoders, units: layouts } => submit_layouts(tb, batch, units, (&self.per_size, &self.lens), decoders, layouts, &mut self.done, |l| l)?,
+            Inner::Wide { decoders, units: layouts } => submit_layouts(tb, batch, units, (&self.per_size, &self.lens), decoders, layouts, &mut self.done, |l: T| l.to_f32())?,
             Inner::RateMatched { decoders, spans } => {
                 spans.iter_mut().for_each(Vec::clear);
                 for i in 0..units {
@@ -339,7 +389,11 @@ impl<T: Llr> BatchDecoder<T> for TransportDecoder<T> {
 
     fn describe(&self) -> String {
         let tb = &self.tb;
-        let how = if self.is_rate_matched() { "rate-matched LLRs to the code block decoders" } else { "de-rate-matched on the host" };
+        let how = match self.inner {
+            Inner::RateMatched { .. } => "rate-matched LLRs to the code block decoders",
+            Inner::Wide { .. } => "de-rate-matched on the host into f32",
+            Inner::Layouts { .. } => "de-rate-matched on the host",
+        };
         format!("transport blocks of A = {}, G = {}, code blocks {}, {how}; {}", tb.a(), tb.g(), crate::codes::words::runs_of(&tb.blocks()), self.inner.describe_last())
     }
 }

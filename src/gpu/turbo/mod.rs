@@ -27,7 +27,7 @@ use crate::codes::error::CodeResult;
 use crate::codes::llr::{Llr, LlrType};
 use crate::codes::turbo::decoder::Precision;
 use crate::codes::turbo::rate_match::{KNOWN_ZERO, NOT_SENT, RateMatch};
-use crate::codes::turbo::{CpuTurbo, DecoderConfig, Dematching, EarlyStop, Sent, TransportDecoder, TurboChain, TurboCode, known_zero};
+use crate::codes::turbo::{CpuTurbo, DecoderConfig, Dematching, EarlyStop, KNOWN_ZERO_LLR, Sent, TransportDecoder, TurboChain, TurboCode, known_zero};
 use cudarc::driver::{CudaFunction, result, sys};
 use kernel::{Dematch, ENTRIES, Geometry, Launcher, SISO_THREADS};
 
@@ -37,6 +37,8 @@ const ENTRY_SISO0: usize = 2;
 const ENTRY_STOP: usize = 4;
 const ENTRY_FUSED_I8: usize = 5;
 const ENTRY_DEMATCH_I8: usize = 7;
+/// i8 LLRs into i8 layouts (`ENTRY_DEMATCH_I8`: into f32 ones).
+const ENTRY_DEMATCH_I8_I8: usize = 9;
 
 /// Most rate matchings (unit formats) a decoder de-rate-matches on load: a
 /// transport block needs at most four per code block size (E or E + 1
@@ -59,10 +61,10 @@ pub struct GpuTurboOptions {
     /// format i the E LLRs of `rate_matching[i]` (of the decoder's K, at
     /// most [`MAX_RATE_MATCHINGS`]) as received, which a kernel on the
     /// device de-rate-matches into the 3K + 12 layout of `T` (repeats summed
-    /// in the order they were sent, `i8` saturated at every step as
-    /// [`Llr::plus`] adds, punctured bits 0, the filler's known zeros at
-    /// [`known_zero`]) before the decoder (the `i8` or `f32` kernel, as for
-    /// code blocks of `T`) runs on it: what [`CpuTurbo`] or a plain
+    /// in the order they were sent, punctured bits 0, the filler's known
+    /// zeros at [`known_zero`]; `i8` LLRs into an `f32` layout where a rate
+    /// matching repeats bits, as `TransportBlock::wide_layouts` says) before
+    /// the decoder (the `i8` or `f32` kernel) runs on it: what [`CpuTurbo`] or a plain
     /// `GpuTurbo<T>` computes from [`RateMatch::combine`]'s layout, bit
     /// for bit, with fewer bytes over PCIe at code rates above 1/3 and no
     /// host pass.
@@ -114,7 +116,7 @@ pub struct GpuTurbo<T: Llr> {
     /// u32 format word and the longest E.
     pitch: usize,
     /// The decoding kernels take i8 LLRs (`T` = i8; units de-rate-matched
-    /// on load too, into i8 layouts).
+    /// on load too, into i8 layouts, unless a rate matching repeats bits).
     kernel_i8: bool,
     geometry: Geometry,
     /// Every entry point of the compilation, in [`ENTRIES`] order.
@@ -170,7 +172,8 @@ impl<T: Llr> GpuTurbo<T> {
             );
         }
         let rate_matched = !matches.is_empty();
-        let kernel_i8 = T::TYPE == LlrType::I8;
+        // Repeated i8 LLRs are summed into f32 layouts, whose sums an i8 would saturate.
+        let kernel_i8 = T::TYPE == LlrType::I8 && !matches.iter().any(RateMatch::repeats);
         let llr_bytes = if kernel_i8 { 1 } else { 4 };
         // A rate-matched unit: its format word, then its E LLRs, in whole
         // words so that every unit's format word is aligned.
@@ -424,10 +427,14 @@ fn launcher<'a, T: Llr>(
     let i8s = kernel_i8;
     Launcher {
         dematch: dematch.map(|(table, formats)| Dematch {
-            f: &functions[if T::TYPE == LlrType::I8 { ENTRY_DEMATCH_I8 } else { ENTRY_DEMATCH_I8 + 1 }],
+            f: &functions[match (T::TYPE, kernel_i8) {
+                (LlrType::I8, true) => ENTRY_DEMATCH_I8_I8,
+                (LlrType::I8, false) => ENTRY_DEMATCH_I8,
+                (LlrType::F32, _) => ENTRY_DEMATCH_I8 + 1,
+            }],
             table: table.ptr(),
             formats: *formats,
-            known: known_zero::<T>().to_f32(),
+            known: if kernel_i8 { known_zero::<i8>().to_f32() } else { KNOWN_ZERO_LLR },
             pitch_bytes: (pitch * size_of::<T>()) as u64,
         }),
         load: &functions[if i8s { ENTRY_LOAD_I8 } else { ENTRY_LOAD_I8 + 1 }],
@@ -596,16 +603,24 @@ pub fn turbo_decoder<T: Llr>(chain: &TurboChain, input_scale: f32, soft: bool, o
                         let options = GpuTurboOptions { rate_matching: rate_matching.to_vec(), ..Default::default() };
                         anyhow::Ok(Box::new(GpuTurbo::<T>::with_options(code.clone(), split(&code), input_scale, pipeline, &options)?) as Box<dyn BatchDecoder<T>>)
                     })?,
+                    Dematching::Host if tb.wide_layouts::<T>() => TransportDecoder::wide(tb.clone(), |code| {
+                        anyhow::Ok(Box::new(GpuTurbo::<f32>::new(code.clone(), split(&code), input_scale, pipeline)?) as Box<dyn BatchDecoder<f32>>)
+                    })?,
                     Dematching::Host => TransportDecoder::new(tb.clone(), |code| {
                         anyhow::Ok(Box::new(GpuTurbo::<T>::new(code.clone(), split(&code), input_scale, pipeline)?) as Box<dyn BatchDecoder<T>>)
                     })?,
                 }))
             };
             let cpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
-                Ok(Box::new(TransportDecoder::new(tb.clone(), |code| {
+                fn inner<L: Llr>(chain: &TurboChain, code: TurboCode, input_scale: f32, threads: usize) -> anyhow::Result<Box<dyn BatchDecoder<L>>> {
                     let cfg = chain.config_for(code.k(), false);
-                    anyhow::Ok(Box::new(CpuTurbo::<T>::new(code, cfg, input_scale, options.cpu_threads)?.with_precision(precision)?) as Box<dyn BatchDecoder<T>>)
-                })?))
+                    Ok(Box::new(CpuTurbo::<L>::new(code, cfg, input_scale, threads)?.with_precision(chain.precision())?))
+                }
+                let threads = options.cpu_threads;
+                Ok(Box::new(match tb.wide_layouts::<T>() {
+                    true => TransportDecoder::wide(tb.clone(), |code| inner::<f32>(chain, code, input_scale, threads))?,
+                    false => TransportDecoder::new(tb.clone(), |code| inner::<T>(chain, code, input_scale, threads))?,
+                }))
             };
             select(options.backend, gpu, cpu)
         }
