@@ -312,20 +312,23 @@ extern "C" __global__ void turbo_load_f32(const float* in, u64 pitch, u32 blocks
 }
 
 // De-rate-matching on load (rate_match.rs `combine`, transport.rs
-// `dematch`): unit b of the staged input (`pitch` bytes each, a multiple of
-// 4, so that the format word is aligned) holds its
-// format f (a u32) and then its E_f rate-matched LLRs of type L; each
-// position j of its 3K + 4M layout (f32, `out`, one unit per block) gets the
-// sum, in the order they were sent, of the LLRs sent from it: those at
-// first = first[f][j], first + period_f, ... below E_f (none for RM_NONE),
-// from +0 with rounded additions as the host adds them; `known` for the
-// known zeros (RM_KNOWN). table: (E_f, period_f) for every format, then each
-// format's first[3K + 4M]. One CTA per block.
+// `dematch_block`): unit b of the staged input (`pitch` bytes each, a
+// multiple of 4, so that the format word is aligned) holds its format f (a
+// u32) and then its E_f rate-matched LLRs of type L; each position j of its
+// 3K + 4M layout (of O, `out`, one unit per block) gets the sum, in the order
+// they were sent, of the LLRs sent from it: those at first = first[f][j],
+// first + period_f, ... below E_f (none for RM_NONE), from 0 with rounded
+// f32 additions, or i8 additions saturated to ±127 at every step
+// (llr.rs `plus`), as the host adds them; `known` for the known zeros
+// (RM_KNOWN). table: (E_f, period_f) for every format, then each format's
+// first[3K + 4M]. One CTA per block.
 constexpr u32 RM_NONE = 0xffffffffu, RM_KNOWN = 0xfffffffeu;
 constexpr int LAYOUT = 3 * K + 4 * M;
-template <typename L>
-__device__ __forceinline__ void dematch(const unsigned char* __restrict__ in, u64 pitch, u32 blocks, const u32* __restrict__ table, u32 formats, float known,
-                                        float* __restrict__ out) {
+__device__ __forceinline__ float plus(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ i8 plus(i8 a, i8 b) { return (i8)max(-127, min(127, (int)a + (int)b)); }
+template <typename L, typename O>
+__device__ __forceinline__ void dematch(const unsigned char* __restrict__ in, u64 pitch, u32 blocks, const u32* __restrict__ table, u32 formats, O known,
+                                        O* __restrict__ out) {
     const u32 blk = blockIdx.x;
     if (blk >= blocks) return;
     const unsigned char* unit = in + blk * pitch;
@@ -333,25 +336,32 @@ __device__ __forceinline__ void dematch(const unsigned char* __restrict__ in, u6
     const L* llr = (const L*)(unit + 4);
     const u32 e_end = table[2 * f], period = table[2 * f + 1];
     const u32* first = table + 2 * formats + (size_t)f * LAYOUT;
-    float* o = out + (size_t)blk * LAYOUT;
+    O* o = out + (size_t)blk * LAYOUT;
     for (int j = threadIdx.x; j < LAYOUT; j += blockDim.x) {
         const u32 t = first[j];
-        float v = 0.0f;
+        O v = 0;
         if (t == RM_KNOWN) {
             v = known;
         } else {
-            for (u32 e = t; e < e_end; e += period) v = __fadd_rn(v, (float)llr[e]);
+            for (u32 e = t; e < e_end; e += period) v = plus(v, (O)llr[e]);
         }
         o[j] = v;
     }
 }
 
 extern "C" __global__ void turbo_dematch_i8(const unsigned char* in, u64 pitch, u32 blocks, const u32* table, u32 formats, float known, float* out) {
-    dematch<i8>(in, pitch, blocks, table, formats, known, out);
+    dematch<i8, float>(in, pitch, blocks, table, formats, known, out);
 }
 
 extern "C" __global__ void turbo_dematch_f32(const unsigned char* in, u64 pitch, u32 blocks, const u32* table, u32 formats, float known, float* out) {
-    dematch<float>(in, pitch, blocks, table, formats, known, out);
+    dematch<float, float>(in, pitch, blocks, table, formats, known, out);
+}
+
+// i8 layouts of i8 LLRs, for rate matchings that send no bit twice (the
+// host's rule, transport.rs `wide_layouts`). `known` is the known zero's
+// LLR as a float: the i8 one's (127) converts exactly.
+extern "C" __global__ void turbo_dematch_i8_i8(const unsigned char* in, u64 pitch, u32 blocks, const u32* table, u32 formats, float known, i8* out) {
+    dematch<i8, i8>(in, pitch, blocks, table, formats, (i8)known, out);
 }
 
 // After iteration `it` (group.rs): stop a block when its criterion holds or

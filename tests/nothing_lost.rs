@@ -278,13 +278,14 @@ fn too_many_blocks_or_executors_are_refused_before_the_run() {
     refused(&gpufec(&["run", "flowgraphs/viterbi_awgn.toml", "--executors", "1024"]), &["--executors 1024: at most 64"]);
 }
 
-/// A source whose total is not a whole number of the encoder's frames is
-/// refused before the run, naming the multiples on either side (it used to
-/// fail after all the work); a stream shorter than a BER sink's frame counts
-/// its bits but no frame, and says so (it used to report FER 0 or 1 from a
-/// frame that never completed).
+/// A source whose total is not a whole number of the encoder's frames
+/// stops at the last whole frame and says so on stderr before the run, in
+/// one line naming the block, the total, the frame and the bits dropped (it
+/// used to fail after all the work); a total below one frame is refused. A
+/// stream shorter than a BER sink's frame counts its bits but no frame, and
+/// says so (it used to report FER 0 or 1 from a frame that never completed).
 #[test]
-fn totals_must_be_whole_frames_and_a_partial_frame_is_no_frame() {
+fn totals_stop_at_the_last_whole_frame_and_a_partial_frame_is_no_frame() {
     for (file, unit) in [
         ("flowgraphs/turbo_tb_awgn.toml", 6120),
         ("flowgraphs/turbo_awgn.toml", 6144),
@@ -294,14 +295,20 @@ fn totals_must_be_whole_frames_and_a_partial_frame_is_no_frame() {
     ] {
         let total = 3 * unit + 7;
         let o = gpufec(&["run", file, "--backend", "cpu", "--set", &format!("source.total={total}")]);
-        let whole = format!("a multiple of {unit} ({} or {})", 3 * unit, 4 * unit);
-        refused(&o, &[&format!("block 'source' sends {total} bits, not a whole number"), &whole]);
+        let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        assert!(o.status.success(), "{file}: {err}");
+        let said = format!("block 'source' sends {total} bits, not a whole number of the {unit}-bit frames block 'encoder' encodes: it stops after {} (3 frames), dropping the last 7 bits", 3 * unit);
+        assert_eq!(err.lines().filter(|l| l.contains(&said)).count(), 1, "{file}: {err}");
+        assert!(out.contains(&format!("summary: bits {}, ", 3 * unit)), "{file}: {out}");
+        let o = gpufec(&["run", file, "--backend", "cpu", "--set", &format!("source.total={}", unit - 1)]);
+        refused(&o, &[&format!("block 'source' sends {} bits, fewer than one of the {unit}-bit frames", unit - 1), &format!("a multiple of {unit}")]);
         assert!(o.stdout.is_empty(), "{file}: the run started: {}", String::from_utf8_lossy(&o.stdout));
     }
     // Terminated convolutional frames too; a streaming code takes any total.
     let terminated = ["--set", "conv.mode=terminated", "--set", "conv.frame=2048"];
     let o = gpufec(&[&["run", "flowgraphs/viterbi_awgn.toml", "--backend", "cpu", "--set", "source.total=5000"][..], &terminated[..]].concat());
-    refused(&o, &["a multiple of 2048 (4096 or 6144)"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("it stops after 4096 (2 frames), dropping the last 904 bits"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("summary: bits 4096, "), "{}", String::from_utf8_lossy(&o.stdout));
     let o = gpufec(&["run", "flowgraphs/viterbi_awgn.toml", "--backend", "cpu", "--set", "source.total=1000"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -10,7 +10,6 @@
 
 use gpufec::codes::decode::{Batch, BatchDecoder, Decoded};
 use gpufec::codes::llr::{Llr, LlrType};
-use gpufec::codes::polar::nr::Combine;
 use gpufec::codes::crc::CRC11;
 use gpufec::codes::polar::{Algorithm, BpConfig, BpPrecision, Construction, EarlyStop, InfoCheck, PolarChain, PolarFrames, PolarSettings, PolarSpec};
 use gpufec::codes::settings::{Chain, Settings};
@@ -42,7 +41,7 @@ fn bare(n: u64, k: u64, construction: &str, iterations: u64, stop: &str) -> Pola
 
 /// Decode `chain`'s noisy units at `ebn0` on the CPU (the i8 model) and
 /// the GPU (small batches, poisoned outputs) and require the same results.
-fn same<T: Llr + Combine>(chain: &PolarChain, ebn0: f64, bits: u64, soft: bool, seed: u64) {
+fn same<T: Llr>(chain: &PolarChain, ebn0: f64, bits: u64, soft: bool, seed: u64) {
     let what = format!("{} ({} LLRs, {ebn0} dB, soft {soft}, seed {seed})", chain.describe(), T::NAME);
     let input = chain.noisy::<T>(bits, ebn0, seed).unwrap();
     let pipeline = PipelineOptions { batch_units: 37, poison: Some(0xA5), ..Default::default() };

@@ -43,7 +43,7 @@ fn i8_llrs_decode_and_a_cut_block_is_an_error() {
     let mut sets = K1024.to_vec();
     sets.push("source.total=1000");
     let e = format!("{:#}", run_file(&sets).unwrap_err());
-    assert!(e.contains("sends 1000 bits, not a whole number of the 1024-bit frames") && e.contains("(1024)"), "{e}");
+    assert!(e.contains("sends 1000 bits, fewer than one of the 1024-bit frames") && e.contains("a multiple of 1024"), "{e}");
 }
 
 #[test]

@@ -148,9 +148,9 @@ type = "BerSink"
 
 #[test]
 fn a_stream_cut_inside_a_transport_block_and_nan_llrs_are_reported() {
-    // The bits would end inside the second transport block: refused before the run.
-    let e = fails(&["source.total=8000"]);
-    assert!(e.contains("sends 8000 bits, not a whole number of the 6120-bit frames block 'encoder' encodes"), "{e}");
+    // Bits for less than one transport block: refused before the run.
+    let e = fails(&["source.total=6000"]);
+    assert!(e.contains("sends 6000 bits, fewer than one of the 6120-bit frames block 'encoder' encodes"), "{e}");
     let dir = std::env::temp_dir().join(format!("gpufec-tb-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     // LLRs that end inside the second transport block: counted, not dropped.

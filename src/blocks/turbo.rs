@@ -44,7 +44,7 @@ decoder_block! {
     /// // Transport blocks of A = 6120 in G = 18360 LLRs, cut from the stream.
     /// let tb = TransportBlock::new(6120, 18360, 0)?;
     /// let decoder = TransportDecoder::<i8>::new(tb, |code| {
-    ///     CpuTurbo::<f32>::new(code, DecoderConfig::default(), 1.0, 0).map(|d| Box::new(d) as _)
+    ///     CpuTurbo::<i8>::new(code, DecoderConfig::default(), 1.0, 0).map(|d| Box::new(d) as _)
     /// })?;
     /// let cutter = BlockCutter::<i8>::fixed(18360)?.naming("transport block");
     /// let block = TurboDecoder::build(Box::new(decoder), Some(Box::new(cutter)), Default::default())?;

@@ -184,11 +184,20 @@ pub fn time_decoder<T: Copy + Send + Sync>(decoder: &mut dyn BatchDecoder<T>, ba
     let mut out = Decoded::default();
     decoder.decode(batch, &mut out)?;
     anyhow::ensure!(out.bits.len() as u64 == info_bits, "the decoder returned {} bits for {info_bits} information bits", out.bits.len());
+    fastest(info_bits, budget, || {
+        out.clear();
+        Ok(decoder.decode(batch, &mut out)?)
+    })
+}
+
+/// Time `work` (`info_bits` information bits each time; run once already,
+/// untimed) repeatedly, at least three times and for at least `budget`;
+/// returns the fastest repetition.
+pub fn fastest(info_bits: u64, budget: Duration, mut work: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<Timing> {
     let (started, mut best, mut reps) = (Instant::now(), f64::INFINITY, 0);
     while reps < 3 || started.elapsed() < budget {
-        out.clear();
         let t = Instant::now();
-        decoder.decode(batch, &mut out)?;
+        work()?;
         best = best.min(t.elapsed().as_secs_f64());
         reps += 1;
     }

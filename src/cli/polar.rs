@@ -7,7 +7,6 @@ use super::FamilyCli;
 use super::bench::{BenchArgs, LlrSet, Run, time_decoder, where_run};
 use crate::codes::decode::Batch;
 use crate::codes::llr::{Llr, LlrType};
-use crate::codes::polar::nr::Combine;
 use crate::codes::polar::{PolarChain, PolarFrames};
 use crate::codes::settings::Chain;
 use crate::flowgraph::family::downcast;
@@ -51,7 +50,7 @@ fn bench(code: &dyn crate::flowgraph::family::Code, _given: &Map<String, Value>,
 
 /// The chain's decoder on the bench's backend, end to end through the
 /// decoder contract: one row per thread count (one on a GPU).
-fn rows<T: Llr + Combine>(chain: &PolarChain, ebn0: f64, run: &Run) -> anyhow::Result<()> {
+fn rows<T: Llr>(chain: &PolarChain, ebn0: f64, run: &Run) -> anyhow::Result<()> {
     let frame = chain.frame_bits();
     let units = usize::try_from(run.bits)?.div_ceil(frame).max(1);
     let noisy = chain.noisy::<T>((units * frame) as u64, ebn0, 1)?;

@@ -3,12 +3,14 @@
 //! for transport blocks, the whole decoder path end to end on either.
 
 use super::FamilyCli;
-use super::bench::{BenchArgs, LlrSet, Run, time_decoder, where_run};
+use super::bench::{BenchArgs, LlrSet, Run, fastest, time_decoder, where_run};
+use crate::codes::bits::BitSource;
+use crate::codes::encode::Encoder;
 use crate::codes::decode::Batch;
 use crate::codes::llr::{Llr, LlrType};
 use crate::codes::turbo::decoder::Precision;
 use crate::codes::settings::Chain;
-use crate::codes::turbo::{Dematching, Sent, TransportBlock, TurboChain, TurboCode};
+use crate::codes::turbo::{Dematching, Sent, TransportBlock, TransportEncoder, TurboChain, TurboCode};
 use crate::flowgraph::family::downcast;
 use crate::gpu::{BackendOptions, PipelineOptions, bench_turbo, turbo_decoder};
 use anyhow::Context;
@@ -28,7 +30,8 @@ pub const TURBO_BENCH_EBN0_DB: f64 = 1.5;
 /// Run `gpufec bench turbo`: on the CPU, one row per thread count of the
 /// decoder on f32 LLRs; on a GPU, kernel-only and end-to-end figures with
 /// the time split and the host and copy-engine floors, on i8 LLRs unless
-/// told; transport blocks end to end through the decoder contract.
+/// told; transport blocks end to end through the decoder contract, after
+/// their encoder alone on the host's cores.
 fn bench(code: &dyn crate::flowgraph::family::Code, _given: &Map<String, Value>, args: &BenchArgs) -> anyhow::Result<()> {
     let chain = downcast::<TurboChain>(code)?;
     let ebn0 = args.ebn0.unwrap_or(TURBO_BENCH_EBN0_DB);
@@ -84,6 +87,31 @@ fn bench_blocks<T: Llr>(chain: &TurboChain, code: &TurboCode, ebn0: f64, run: &R
     Ok(())
 }
 
+/// The transport-block encoder alone (CRC24A, segmentation and CRC24B,
+/// turbo encoding, rate matching) on all the host's cores: `count`
+/// transport blocks of random bits in one call straight into a buffer of
+/// their G bits each, the fastest of the timed calls (at least three, for
+/// `--seconds`), in information bits per second.
+fn bench_transport_encoder(tb: &TransportBlock, count: usize, run: &Run) -> anyhow::Result<()> {
+    let mut info = vec![0u8; count * tb.a()];
+    BitSource::new(1).fill(&mut info);
+    let mut sent = vec![0u8; count * tb.g()];
+    let mut encoder = TransportEncoder::new(tb.clone());
+    let mut encode = || {
+        let done = encoder.encode_into(&info, &mut sent)?;
+        anyhow::ensure!(done == Some((info.len(), sent.len())), "the encoder took and wrote {done:?} of {} bits and {} channel bits", info.len(), sent.len());
+        Ok(())
+    };
+    encode()?;
+    let threads = rayon::current_num_threads();
+    let label = format!("transport encoder A={} G={} {}", tb.a(), tb.g(), where_run(threads));
+    crate::figures::measuring(&label);
+    let timing = fastest((count * tb.a()) as u64, run.budget, encode)?;
+    crate::figures::row("transport encoder", label, &timing.figures(threads))?;
+    println!("encoder: {:.1} Mb/s on {} (information bits; {count} transport blocks a call)", timing.mbps(), where_run(threads));
+    Ok(())
+}
+
 /// Transport blocks of `tb` end to end through the chain's decoder on the
 /// bench's backend, noisy at `ebn0`, LLRs of `T`: the fastest of the timed
 /// decodes (at least three, for `--seconds`) of enough transport blocks for
@@ -93,6 +121,7 @@ fn bench_transport<T: Llr>(chain: &TurboChain, tb: &TransportBlock, ebn0: f64, r
     let options = BackendOptions { backend: run.backend, cpu_threads: threads, pipeline: PipelineOptions { slots: run.slots, ..Default::default() } };
     let per_batch = turbo_decoder::<T>(chain, 1.0, false, &options)?.0.limit().units;
     let count = usize::try_from(run.bits)?.div_ceil(tb.a()).max(2 * per_batch);
+    bench_transport_encoder(tb, count, run)?;
     let noisy = chain.noisy::<T>((count * tb.a()) as u64, ebn0, 1)?;
     let (llrs, scale) = (noisy.llrs, noisy.scale);
     let (mut dec, _) = turbo_decoder::<T>(chain, scale, false, &options)?;
@@ -110,10 +139,10 @@ fn bench_transport<T: Llr>(chain: &TurboChain, tb: &TransportBlock, ebn0: f64, r
     crate::figures::measuring(&label);
     let timing = time_decoder(dec.as_mut(), &Batch::uniform(&llrs, tb.g())?, (count * tb.a()) as u64, run.budget)?;
     // What crosses to the decoder per information bit: the received LLRs, or
-    // 3K + 12 f32 LLRs per code block.
+    // 3K + 12 LLRs (of T) per code block.
     let bytes = match (run.gpu, chain.dematching()) {
         (true, Dematching::OnLoad) => tb.g() * size_of::<T>(),
-        _ => tb.blocks().iter().map(|k| 4 * (3 * k + 12)).sum(),
+        _ => tb.blocks().iter().map(|k| size_of::<T>() * (3 * k + 12)).sum(),
     };
     let per_bit = bytes as f64 / tb.a() as f64;
     let mut figures = timing.figures(threads);

@@ -32,6 +32,10 @@ pub trait Llr: Copy + Default + Send + Sync + PartialEq + std::fmt::Debug + 'sta
     fn typed(llrs: &[Self]) -> LlrSlice<'_>;
     /// The value as an `f32` (an `i8` in its quantized units, unscaled).
     fn to_f32(self) -> f32;
+    /// The LLR of a bit received twice (soft combining in rate recovery):
+    /// `f32` adds, `i8` adds with saturation to ±127 (the quantizer's
+    /// range), so a sum depends on the order it is added in.
+    fn plus(self, other: Self) -> Self;
 }
 
 /// The LLR type of a stream, as the command line and flowgraph files name it.
@@ -120,6 +124,10 @@ impl Llr for f32 {
     fn to_f32(self) -> f32 {
         self
     }
+    #[inline(always)]
+    fn plus(self, other: f32) -> f32 {
+        self + other
+    }
 }
 
 impl Llr for i8 {
@@ -143,6 +151,10 @@ impl Llr for i8 {
     #[inline(always)]
     fn to_f32(self) -> f32 {
         f32::from(self)
+    }
+    #[inline(always)]
+    fn plus(self, other: i8) -> i8 {
+        (i16::from(self) + i16::from(other)).clamp(-127, 127) as i8
     }
 }
 

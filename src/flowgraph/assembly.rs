@@ -149,8 +149,6 @@ pub(crate) struct Assembly {
     codes: Vec<(String, Arc<dyn Code>)>,
     /// Items each block's input must hold a whole number of, by block name.
     pub units: HashMap<String, u64>,
-    /// Items each source block sends in all, by block name.
-    pub totals: HashMap<String, u64>,
 }
 
 impl Assembly {
@@ -171,7 +169,6 @@ impl Assembly {
             loads: Vec::new(),
             codes,
             units: HashMap::new(),
-            totals: HashMap::new(),
         }
     }
 
@@ -238,13 +235,6 @@ impl Assembly {
     pub fn note_unit(&mut self, items: u64) {
         if items > 1 {
             self.units.insert(self.name.clone(), items);
-        }
-    }
-
-    /// Remember how many items the block being built sends, if it ends.
-    pub fn note_total(&mut self, items: Option<u64>) {
-        if let Some(n) = items {
-            self.totals.insert(self.name.clone(), n);
         }
     }
 

@@ -46,7 +46,7 @@ struct Edge {
 /// Build the flowgraph `file` describes.
 pub fn build(file: &FlowgraphFile, options: &BuildOptions) -> anyhow::Result<Built> {
     let codes = file.codes.iter().map(|c| resolve_code(file, c)).collect::<anyhow::Result<Vec<_>>>()?;
-    let checked = file.blocks.iter().map(|b| check_block(file, b)).collect::<anyhow::Result<Vec<_>>>()?;
+    let mut checked = file.blocks.iter().map(|b| check_block(file, b)).collect::<anyhow::Result<Vec<_>>>()?;
     let edges = plan_edges(file, &checked)?;
     refuse_overwriting(file, &checked, &options.also_writes)?;
     let mut asm = Assembly::new(options.backend, options.profile, codes);
@@ -54,10 +54,11 @@ pub fn build(file: &FlowgraphFile, options: &BuildOptions) -> anyhow::Result<Bui
     let mut ids = vec![None; checked.len()];
     for i in sinks_first(file, &checked, &edges)? {
         asm.name = checked[i].entry.name.clone();
+        // What it feeds is built already: the units it must send whole are known.
+        trim_total(file, &mut checked, i, &edges, &ids, &asm)?;
         ids[i] = Some((checked[i].kind.add)(&checked[i].args, &mut asm)?);
     }
     let ids: Vec<Node> = ids.into_iter().flatten().collect();
-    check_totals(file, &checked, &edges, &ids, &asm)?;
     for e in &edges {
         let Node::Block(to_id) = ids[e.to.0] else { continue };
         let from = feeder(e.from, &edges, &ids);
@@ -71,25 +72,45 @@ pub fn build(file: &FlowgraphFile, options: &BuildOptions) -> anyhow::Result<Bui
     Ok(asm.finish())
 }
 
-/// Refuse, before the run, a source whose total is not a whole number of
-/// the units of the block it feeds (an encoder's frames): the run would
-/// fail at its end, when the last unit cannot be completed.
-fn check_totals(file: &FlowgraphFile, blocks: &[Checked], edges: &[Edge], ids: &[Node], asm: &Assembly) -> anyhow::Result<()> {
-    for e in edges {
-        let Some(&unit) = asm.units.get(&blocks[e.to.0].entry.name) else { continue };
-        let from = &blocks[feeder(e.from, edges, ids).0].entry.name;
-        let Some(&total) = asm.totals.get(from) else { continue };
-        if total % unit != 0 {
-            let (below, above) = (total / unit * unit, (total / unit + 1) * unit);
-            let whole = if below == 0 { format!("{above}") } else { format!("{below} or {above}") };
-            bail!(
-                "{}: block '{from}' sends {total} bits, not a whole number of the {unit}-bit frames block '{}' encodes: set its total to a multiple of {unit} ({whole})",
-                file.label,
-                blocks[e.to.0].entry.name
+/// A source whose `total` is not a whole number of the units of a block it
+/// feeds (an encoder's frames) stops at the last whole one, and says so on
+/// stderr before the run (the run would otherwise fail at its end, when the
+/// last unit cannot be completed); a total below one unit is refused.
+fn trim_total(file: &FlowgraphFile, blocks: &mut [Checked], i: usize, edges: &[Edge], ids: &[Option<Node>], asm: &Assembly) -> anyhow::Result<()> {
+    let Some(&Value::Count(total)) = blocks[i].args.values.get("total") else { return Ok(()) };
+    let mut readers = Vec::new();
+    fed_by(i, edges, ids, &mut readers);
+    let from = &blocks[i].entry.name;
+    let mut sends = total;
+    for r in readers {
+        let Some(&unit) = asm.units.get(&blocks[r].entry.name) else { continue };
+        let whole = sends / unit * unit;
+        let (label, to) = (&file.label, &blocks[r].entry.name);
+        if whole == 0 {
+            bail!("{label}: block '{from}' sends {sends} bits, fewer than one of the {unit}-bit frames block '{to}' encodes: set its total to a multiple of {unit}");
+        }
+        if whole < sends {
+            eprintln!(
+                "{label}: block '{from}' sends {sends} bits, not a whole number of the {unit}-bit frames block '{to}' encodes: it stops after {whole} ({}), dropping the last {} bits",
+                crate::codes::words::count_of(whole / unit, "frame"),
+                sends - whole
             );
+            sends = whole;
         }
     }
+    blocks[i].args.values.insert("total", Value::Count(sends));
     Ok(())
+}
+
+/// The blocks that output `i`'s streams reach, through wires (built
+/// already: they read `i`).
+fn fed_by(i: usize, edges: &[Edge], ids: &[Option<Node>], out: &mut Vec<usize>) {
+    for e in edges.iter().filter(|e| e.from.0 == i) {
+        match ids[e.to.0] {
+            Some(Node::Wire) => fed_by(e.to.0, edges, ids, out),
+            _ => out.push(e.to.0),
+        }
+    }
 }
 
 /// Refuse a sink path that is one of the run's inputs (a block's file, a

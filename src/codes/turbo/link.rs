@@ -34,7 +34,7 @@ use crate::codes::sim::{Link, Tally, Transmitter, noise_seed};
 /// let chain = TurboSettings { tbs: Some(1000), coded: Some(3000), ..Default::default() }.resolve()?;
 /// let gpufec::codes::turbo::Sent::Transport(tb) = chain.sent() else { unreachable!() };
 /// let dec = TransportDecoder::<i8>::new(tb.clone(), |code| {
-///     CpuTurbo::<f32>::new(code, chain.config(), 1.0, 1).map(|d| Box::new(d) as _)
+///     CpuTurbo::<i8>::new(code, chain.config(), 1.0, 1).map(|d| Box::new(d) as _)
 /// })?;
 /// let mut link = TurboLink::new(&chain, Box::new(dec))?;
 /// link.start(4.0, 1)?;

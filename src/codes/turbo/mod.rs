@@ -26,7 +26,7 @@ pub use code::{Layout, TurboCode};
 pub use decoder::{CpuTurbo, DecoderConfig, EarlyStop, Guard, MaxStar};
 pub use encoder::{TurboEncoder, encode_block};
 pub use link::TurboLink;
-pub use transport::{KNOWN_ZERO_LLR, MAX_A, MAX_G, TransportBlock, TransportEncoder};
+pub use transport::{KNOWN_ZERO_LLR, MAX_A, MAX_G, TransportBlock, TransportEncoder, known_zero};
 pub use transport_decoder::TransportDecoder;
 pub use rsc::{MAX_MEMORY, MIN_MEMORY, Rsc, RscTrellis};
 pub use settings::{Dematching, Sent, StopWhen, TurboChain, TurboSettings};

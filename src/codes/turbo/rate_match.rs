@@ -37,6 +37,10 @@ pub const MAX_E: usize = 1 << 22;
 /// [`RateMatch::first_sent`].
 pub const NOT_SENT: u32 = u32::MAX;
 
+/// Marks a known zero (see [`RateMatch::known_zeros`]) in
+/// [`RateMatch::gather_table`].
+pub const KNOWN_ZERO: u32 = u32::MAX - 1;
+
 /// The rate matching of one code block: which coded bit each of the E
 /// transmitted bits carries.
 ///
@@ -216,6 +220,17 @@ impl RateMatch {
         first
     }
 
+    /// [`Self::first_sent`] with the known zeros marked [`KNOWN_ZERO`]:
+    /// what a GPU reads to de-rate-match by gathering as it loads a code
+    /// block, each position adding its own LLRs in [`Self::combine`]'s order.
+    pub fn gather_table(&self) -> Vec<u32> {
+        let mut table = self.first_sent();
+        for z in self.known_zeros() {
+            table[z].fill(KNOWN_ZERO);
+        }
+        table
+    }
+
     /// The positions of the known zeros in the layout: the filler bits of
     /// d0 and the parity bits of d1 the encoder makes of them (see the type's
     /// documentation).
@@ -286,14 +301,15 @@ impl RateMatch {
 
     /// De-rate-match: set `out` (3·(K + 4) entries, the `[d0 | d1 | d2]`
     /// layout) to the sum of the received `llrs` (E of them) at the positions
-    /// they were sent from. Repeated bits add up (soft combining); punctured
-    /// bits and filler stay 0, which is "unknown" for punctured bits but not
-    /// for filler: see [`Self::filler`].
+    /// they were sent from, 0 plus each in the order sent ([`Llr::plus`]:
+    /// `i8` saturates at every step). Repeated bits add up (soft combining);
+    /// punctured bits and filler stay 0, which is "unknown" for punctured
+    /// bits but not for filler: see [`Self::filler`].
     ///
     /// To combine several transmissions (HARQ), call this per transmission
     /// into scratch buffers and add them. A wrong length or a NaN or infinite
     /// LLR is an error and `out` is left as it was.
-    pub fn combine<T: Llr>(&self, llrs: &[T], out: &mut [f32]) -> CodeResult<()> {
+    pub fn combine<T: Llr>(&self, llrs: &[T], out: &mut [T]) -> CodeResult<()> {
         if llrs.len() != self.e() {
             return Err(CodeError::LengthMismatch(format!(
                 "{} LLRs for a rate matching that sends E {} bits",
@@ -303,11 +319,24 @@ impl RateMatch {
         }
         self.check_coded_len(out.len(), "LLR outputs")?;
         check_finite(llrs)?;
-        out.fill(0.0);
-        for (&i, l) in self.indices.iter().zip(llrs) {
-            out[i as usize] += l.to_f32();
-        }
+        self.scatter(llrs, out, |l| l);
         Ok(())
+    }
+
+    /// [`Self::combine`] unchecked, each LLR converted by `to` before it is
+    /// added, for callers that checked the lengths and the LLRs already.
+    pub(super) fn scatter<T: Llr, L: Llr>(&self, llrs: &[T], out: &mut [L], to: impl Fn(T) -> L) {
+        out.fill(L::default());
+        for (&i, &l) in self.indices.iter().zip(llrs) {
+            let o = &mut out[i as usize];
+            *o = o.plus(to(l));
+        }
+    }
+
+    /// Whether some coded bit is sent more than once (E beyond the distinct
+    /// bits the buffer holds): its sum can then outgrow an `i8` LLR.
+    pub fn repeats(&self) -> bool {
+        self.e() > self.carried
     }
 
     fn check_coded_len(&self, len: usize, what: &str) -> CodeResult<()> {
@@ -454,6 +483,12 @@ mod tests {
                     .map(|&t| (t as usize..e).step_by(rm.carried()).fold(0.0f32, |acc, i| acc + llrs[i]))
                     .collect();
                 assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "K {k} F {f} E {e} rv {rv} N_cb {ncb:?}");
+                // i8 saturates at every step, so only the same order gives the same sums.
+                let quantized: Vec<i8> = llrs.iter().map(|&l| (l * 9.0) as i8).collect();
+                let mut want = vec![0i8; rm.coded_len()];
+                rm.combine(&quantized, &mut want).unwrap();
+                let got: Vec<i8> = first.iter().map(|&t| (t as usize..e).step_by(rm.carried()).fold(0i8, |acc, i| acc.plus(quantized[i]))).collect();
+                assert_eq!(got, want, "i8: K {k} F {f} E {e} rv {rv} N_cb {ncb:?}");
                 let [z0, z1] = rm.known_zeros();
                 assert!(z0.chain(z1).all(|i| first[i] == NOT_SENT && is_filler(i as u32, k, f)), "K {k} F {f}");
             }
@@ -549,11 +584,11 @@ mod tests {
                     assert_eq!(n, 2, "K {k} position {i}");
                 }
             }
-            // The i8 path adds the same values.
+            // The i8 path adds the same values while they stay within ±127.
             let quantized: Vec<i8> = llrs.iter().map(|&l| l as i8 * 3).collect();
-            let mut soft_i8 = vec![0.0; rm.coded_len()];
+            let mut soft_i8 = vec![0; rm.coded_len()];
             rm.combine(&quantized, &mut soft_i8).unwrap();
-            assert!(soft.iter().zip(&soft_i8).all(|(a, b)| 3.0 * a == *b));
+            assert!(soft.iter().zip(&soft_i8).all(|(a, &b)| 3.0 * a == f32::from(b)));
         }
     }
 
@@ -638,7 +673,7 @@ mod tests {
             Err(CodeError::LengthMismatch(m)) => assert!(m.contains("99") && m.contains("100"), "{m}"),
             other => panic!("{other:?}"),
         }
-        match rm.combine(&[1i8; 100], &mut soft[..130]) {
+        match rm.combine(&[1.0f32; 100], &mut soft[..130]) {
             Err(CodeError::LengthMismatch(m)) => assert!(m.contains("130") && m.contains("132"), "{m}"),
             other => panic!("{other:?}"),
         }

@@ -183,10 +183,20 @@ impl Segmentation {
         }
         out.reserve(self.b);
         for (r, block) in blocks.iter().enumerate() {
-            let start = if r == 0 { self.filler } else { 0 };
-            out.extend_from_slice(&block.as_ref()[start..start + self.data_len(r)]);
+            out.extend_from_slice(self.data(r, block.as_ref()));
         }
         Ok(())
+    }
+
+    /// The bits of the transport block (of B) that decoded block `r` (K_r
+    /// bits) carries: past the filler, before the CRC24B. Desegmentation
+    /// is these of every block in order.
+    ///
+    /// # Panics
+    /// If `r >= C` or the block is shorter than K_r.
+    pub fn data<'a>(&self, r: usize, block: &'a [u8]) -> &'a [u8] {
+        let start = if r == 0 { self.filler } else { 0 };
+        &block[start..start + self.data_len(r)]
     }
 
     /// Whether decoded block `r` passes its CRC, for a decoder to stop

@@ -12,6 +12,7 @@ use super::segment::{MAX_B, Segmentation};
 use crate::codes::encode::{Encoder, Pending};
 use crate::codes::error::{CodeError, CodeResult, invalid};
 use crate::codes::framing::MAX_UNIT_ITEMS;
+use crate::codes::channel::Quantizer;
 use crate::codes::llr::Llr;
 use rayon::prelude::*;
 
@@ -19,6 +20,12 @@ use rayon::prelude::*;
 /// the encoder makes of it): large against any channel LLR, small enough
 /// that the decoders' metrics stay far from `f32` overflow.
 pub const KNOWN_ZERO_LLR: f32 = 1e4;
+
+/// The LLR of a known zero in a code block's layout of `T`:
+/// [`KNOWN_ZERO_LLR`], which an `i8` layout saturates to 127.
+pub fn known_zero<T: Llr>() -> T {
+    T::from_llr(KNOWN_ZERO_LLR, &Quantizer::new(1.0).expect("a unit scale"))
+}
 
 /// Largest A accepted: B = A + 24 within [`MAX_B`] (2^20), well above the
 /// largest LTE transport block (391656 bits, TS 36.213 Table 7.1.7.2.5-1).
@@ -31,13 +38,15 @@ pub const MAX_G: usize = MAX_UNIT_ITEMS;
 
 /// One code block of a transport block: its code, rate matching, the index
 /// of its size in [`TransportBlock::block_sizes`] and of its rate matching
-/// among that size's ([`TransportBlock::rate_matchings`]).
+/// among that size's ([`TransportBlock::rate_matchings`]), and where its E
+/// bits start among the G.
 #[derive(Debug, Clone)]
 pub(super) struct Block {
     pub(super) code: TurboCode,
     pub(super) rm: RateMatch,
     pub(super) size: usize,
     pub(super) format: u16,
+    pub(super) at: usize,
 }
 
 /// The chain of a transport block of A bits sent in G coded bits with
@@ -89,6 +98,7 @@ impl TransportBlock {
         sizes.dedup();
         // §5.1.4.1.2 with N_L = Q_m = 1: the last γ blocks take one bit more.
         let gamma = g % seg.c;
+        let mut at = 0;
         let mut blocks = (0..seg.c)
             .map(|r| {
                 let k = seg.block_len(r);
@@ -97,7 +107,8 @@ impl TransportBlock {
                 let rm = RateMatch::new(k, filler, e, rv, None)?;
                 rm.check_decodable().map_err(|e| invalid!("G = {g} for A = {a}: code block {r}: {e}"))?;
                 let size = sizes.iter().position(|&s| s == k).expect("a size of the segmentation");
-                Ok(Block { code: TurboCode::lte(k)?, rm, size, format: 0 })
+                at += e;
+                Ok(Block { code: TurboCode::lte(k)?, rm, size, format: 0, at: at - e })
             })
             .collect::<CodeResult<Vec<_>>>()?;
         // At most four per size: E or E + 1 bits, with filler (block 0) or not.
@@ -176,32 +187,24 @@ impl TransportBlock {
         Ok(())
     }
 
-    /// The decoder inputs of one transport block's G LLRs: for each code
-    /// block, its 3K + 12 de-rate-matched LLRs (soft-combined, the known
-    /// zeros set to [`KNOWN_ZERO_LLR`]) appended to `units[i]`, where `i`
-    /// indexes [`Self::block_sizes`]. A NaN or infinite LLR is named by its
-    /// index in `llrs`.
-    pub(super) fn dematch<T: Llr>(&self, llrs: &[T], units: &mut [Vec<f32>]) -> CodeResult<()> {
-        if llrs.len() != self.g {
-            return Err(CodeError::LengthMismatch(format!("a transport block of G = {} coded bits was given {} LLRs", self.g, llrs.len())));
+    /// Code block `r`'s decoder input: its 3K + 12 LLRs in `out`,
+    /// de-rate-matched from its share of `llrs`, one transport block's G
+    /// LLRs, each converted by `to` (soft-combined as [`RateMatch::combine`]
+    /// adds, the known zeros at [`known_zero`]). The lengths and the LLRs'
+    /// finiteness are the caller's to check.
+    pub(super) fn dematch_block<T: Llr, L: Llr>(&self, r: usize, llrs: &[T], out: &mut [L], to: impl Fn(T) -> L) {
+        let b = &self.blocks[r];
+        b.rm.scatter(&llrs[b.at..b.at + b.rm.e()], out, to);
+        for z in b.rm.known_zeros() {
+            out[z].fill(known_zero());
         }
-        let mut at = 0;
-        for b in &self.blocks {
-            let e = b.rm.e();
-            let out = &mut units[b.size];
-            let start = out.len();
-            out.resize(start + b.code.coded_len(), 0.0);
-            let unit = &mut out[start..];
-            b.rm.combine(&llrs[at..at + e], unit).map_err(|err| match err {
-                CodeError::NonFiniteLlr { index } => CodeError::NonFiniteLlr { index: at + index },
-                other => other,
-            })?;
-            for z in b.rm.known_zeros() {
-                unit[z].fill(KNOWN_ZERO_LLR);
-            }
-            at += e;
-        }
-        Ok(())
+    }
+
+    /// Whether LLRs of `T` are de-rate-matched into `f32` layouts, not
+    /// layouts of `T`: `i8` LLRs when a code block sends some bit more than
+    /// once, whose sums (up to E / 3K of them) an `i8` would saturate.
+    pub fn wide_layouts<T: Llr>(&self) -> bool {
+        T::TYPE == crate::codes::llr::LlrType::I8 && self.blocks.iter().any(|b| b.rm.repeats())
     }
 
     /// The distinct rate matchings of the code blocks of each size, in
@@ -302,8 +305,6 @@ mod tests {
         let tb = TransportBlock::new(100, 400, 0).unwrap();
         let e = tb.encode(&[1, 0, 2], &mut Vec::new()).unwrap_err().to_string();
         assert!(e.contains("100"), "{e}");
-        let e = tb.dematch(&[0.0f32; 399], &mut [Vec::new()]).unwrap_err().to_string();
-        assert!(e.contains("399"), "{e}");
     }
 
     #[test]
@@ -313,10 +314,48 @@ mod tests {
         assert_eq!((tb.block_sizes(), tb.blocks_per_size()), (vec![4992, 5056], vec![1, 3]));
         let mut coded = Vec::new();
         TransportEncoder::new(tb.clone()).encode(&bits(20000, 3), &mut coded).unwrap();
-        let llrs: Vec<f32> = coded.iter().map(|&b| 1.0 - 2.0 * f32::from(b)).collect();
-        let mut units = vec![Vec::new(); 2];
-        tb.dematch(&llrs, &mut units).unwrap();
-        assert_eq!((units[0].len(), units[1].len()), (3 * 4992 + 12, 3 * (3 * 5056 + 12)));
+        assert_eq!(tb.code_blocks().iter().map(|b| (b.at, b.code.coded_len())).collect::<Vec<_>>(), [(0, 3 * 4992 + 12), (15000, 15180), (30000, 15180), (45000, 15180)]);
+    }
+
+    /// Each code block's layout is what `combine` makes of its share of G,
+    /// with the known zeros set: f32 sums, i8 sums saturated at ±127 at
+    /// every step (repetition at rate 1/5 makes them large); filler, E and
+    /// E + 1, rv 2.
+    #[test]
+    fn dematching_a_block_is_combining_its_share() {
+        let tb = TransportBlock::new(7000, 35001, 2).unwrap();
+        let es: Vec<usize> = tb.code_blocks().iter().map(|b| b.rm.e()).collect();
+        assert!(tb.segmentation().filler > 0 && es == [17500, 17501], "{es:?}");
+        assert!(tb.wide_layouts::<i8>() && !tb.wide_layouts::<f32>() && !TransportBlock::new(7000, 21000, 0).unwrap().wide_layouts::<i8>());
+        let f: Vec<f32> = bits(35001, 4).iter().zip(bits(35001, 5)).map(|(&b, c)| (1.0 - 2.0 * f32::from(b)) * (1.0 + 100.0 * f32::from(c))).collect();
+        let i: Vec<i8> = f.iter().map(|&l| l as i8).collect();
+        for (r, b) in tb.code_blocks().iter().enumerate() {
+            let n = b.code.coded_len();
+            let mut want = vec![0.0f32; n];
+            b.rm.combine(&f[b.at..b.at + b.rm.e()], &mut want).unwrap();
+            let mut want_i8 = vec![0i8; n];
+            b.rm.combine(&i[b.at..b.at + b.rm.e()], &mut want_i8).unwrap();
+            for z in b.rm.known_zeros() {
+                want[z.clone()].fill(KNOWN_ZERO_LLR);
+                want_i8[z].fill(127);
+            }
+            let (mut got, mut got_i8) = (vec![f32::NAN; n], vec![7i8; n]);
+            tb.dematch_block(r, &f, &mut got, |l| l);
+            tb.dematch_block(r, &i, &mut got_i8, |l| l);
+            let mut wide = vec![f32::NAN; n];
+            tb.dematch_block(r, &i, &mut wide, |l: i8| l.to_f32());
+            let mut exact = vec![0.0f32; n];
+            for (&j, &l) in b.rm.indices().iter().zip(&i[b.at..b.at + b.rm.e()]) {
+                exact[j as usize] += f32::from(l);
+            }
+            for z in b.rm.known_zeros() {
+                exact[z].fill(KNOWN_ZERO_LLR);
+            }
+            assert_eq!(wide, exact, "block {r}: f32 layouts of i8 LLRs hold the sums whole");
+            assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "block {r}");
+            assert_eq!(got_i8, want_i8, "block {r}");
+            assert!(want_i8.iter().any(|&l| l == 127) && want_i8.iter().any(|&l| l == -127), "saturated sums");
+        }
     }
 
     /// Transport blocks encoded together (on all cores) and fed in uneven

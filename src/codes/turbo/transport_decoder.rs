@@ -8,17 +8,21 @@ use super::rate_match::RateMatch;
 use super::transport::TransportBlock;
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, UnitSpan, check_batch};
 use crate::codes::error::{CodeError, CodeResult, invalid};
-use crate::codes::llr::Llr;
+use crate::codes::llr::{Llr, check_finite};
+use rayon::prelude::*;
 use std::collections::VecDeque;
 use std::marker::PhantomData;
 
 /// Decodes transport blocks of one [`TransportBlock`] chain: each unit is a
 /// transport block's G LLRs (of `T`), de-rate-matched with soft combining
-/// and known-zero filler into its code blocks; the code blocks of every
-/// transport block of a batch go to the inner decoder of their size (CPU or
-/// GPU, `f32` LLRs) as one batch, and come back desegmented to A bits with
-/// the transport block's CRC24A checked. A unit's report holds its code
-/// blocks' iterations, summed, and whether the CRC24A checked.
+/// and known-zero filler into its code blocks' layouts of `T` (`i8` sums
+/// saturated, as [`Llr::plus`] adds); the code blocks of every transport
+/// block of a batch go to the inner decoder of their size (CPU or GPU, LLRs
+/// of `T`) as one batch, and come back desegmented to A bits with the
+/// transport block's CRC24A checked. De-rate-matching, desegmentation and
+/// the CRCs run on all cores, a code block or a transport block per task. A
+/// unit's report holds its code blocks' iterations, summed, and whether the
+/// CRC24A checked.
 ///
 /// [`Self::rate_matched`] makes the other kind: inner decoders that take a
 /// code block's E rate-matched LLRs as they came (of `T`, one unit format
@@ -33,7 +37,7 @@ use std::marker::PhantomData;
 /// use gpufec::codes::turbo::{CpuTurbo, DecoderConfig, TransportBlock, TransportDecoder, TransportEncoder};
 /// let tb = TransportBlock::new(1000, 3100, 0)?;
 /// let mut dec = TransportDecoder::<i8>::new(tb.clone(), |code| {
-///     CpuTurbo::<f32>::new(code, DecoderConfig::default(), 1.0, 1).map(|d| Box::new(d) as _)
+///     CpuTurbo::<i8>::new(code, DecoderConfig::default(), 1.0, 1).map(|d| Box::new(d) as _)
 /// })?;
 /// let mut sent = Vec::new();
 /// TransportEncoder::new(tb).encode(&[1; 2000], &mut sent)?;
@@ -51,6 +55,8 @@ pub struct TransportDecoder<T: Llr> {
     per_size: Vec<usize>,
     /// K and 3K + 12 of each size.
     lens: Vec<(usize, usize)>,
+    /// Each code block's place among the transport block's code blocks of its size.
+    ordinal: Vec<usize>,
     shape: [UnitShape; 1],
     limit: BatchLimit,
     depth: usize,
@@ -64,10 +70,16 @@ pub struct TransportDecoder<T: Llr> {
 
 /// The inner decoders, one per code block size, and what they are handed.
 enum Inner<T: Llr> {
-    /// Units of 3K + 12 `f32` LLRs, de-rate-matched here.
+    /// Units of 3K + 12 LLRs, de-rate-matched here.
     Layouts {
-        decoders: Vec<Box<dyn BatchDecoder<f32>>>,
+        decoders: Vec<Box<dyn BatchDecoder<T>>>,
         /// The de-rate-matched code blocks of the batch being submitted, per size.
+        units: Vec<Vec<T>>,
+    },
+    /// Units of 3K + 12 `f32` LLRs, de-rate-matched here from LLRs of
+    /// `T` ([`TransportBlock::wide_layouts`]).
+    Wide {
+        decoders: Vec<Box<dyn BatchDecoder<f32>>>,
         units: Vec<Vec<f32>>,
     },
     /// The code blocks' rate-matched LLRs where they lie in the batch.
@@ -83,6 +95,7 @@ impl<T: Llr> Inner<T> {
     fn collect(&mut self, s: usize, done: &mut Decoded) -> CodeResult<bool> {
         match self {
             Inner::Layouts { decoders, .. } => decoders[s].collect(done),
+            Inner::Wide { decoders, .. } => decoders[s].collect(done),
             Inner::RateMatched { decoders, .. } => decoders[s].collect(done),
         }
     }
@@ -91,6 +104,7 @@ impl<T: Llr> Inner<T> {
     fn limits(&self) -> Vec<(BatchLimit, usize)> {
         match self {
             Inner::Layouts { decoders, .. } => decoders.iter().map(|d| (d.limit(), d.depth())).collect(),
+            Inner::Wide { decoders, .. } => decoders.iter().map(|d| (d.limit(), d.depth())).collect(),
             Inner::RateMatched { decoders, .. } => decoders.iter().map(|d| (d.limit(), d.depth())).collect(),
         }
     }
@@ -98,6 +112,7 @@ impl<T: Llr> Inner<T> {
     fn describe_last(&self) -> String {
         match self {
             Inner::Layouts { decoders, .. } => decoders.last().map_or(String::new(), |d| d.describe()),
+            Inner::Wide { decoders, .. } => decoders.last().map_or(String::new(), |d| d.describe()),
             Inner::RateMatched { decoders, .. } => decoders.last().map_or(String::new(), |d| d.describe()),
         }
     }
@@ -118,6 +133,48 @@ fn submit_within<U: Copy + Send + Sync>(dec: &mut dyn BatchDecoder<U>, batch: Ba
     Ok(())
 }
 
+/// Hand the code blocks of the `units` transport blocks of `batch` (LLRs of
+/// `T`) to `decoders` (per size; `per_size` code blocks of (K, 3K + 12)
+/// `lens` in each transport block), de-rate-matched into `layouts` of `L`
+/// (each LLR converted by `to`) a code block per task, collecting into
+/// `done` where a batch must leave first. The first NaN or infinite LLR of
+/// the batch is named by its index there, and nothing is handed over.
+#[allow(clippy::too_many_arguments)]
+fn submit_layouts<T: Llr, L: Llr>(
+    tb: &TransportBlock,
+    batch: &Batch<'_, T>,
+    units: usize,
+    (per_size, lens): (&[usize], &[(usize, usize)]),
+    decoders: &mut [Box<dyn BatchDecoder<L>>],
+    layouts: &mut [Vec<L>],
+    done: &mut [Decoded],
+    to: impl Fn(T) -> L + Sync,
+) -> CodeResult<()> {
+    let bad = (0..units).into_par_iter().find_map_first(|i| check_finite(batch.unit(i)).err().map(|e| (i, e)));
+    if let Some((i, e)) = bad {
+        return Err(match e {
+            CodeError::NonFiniteLlr { index } => CodeError::NonFiniteLlr { index: batch.span(i).start + index },
+            other => other,
+        });
+    }
+    // Every entry is written: the layouts are only resized.
+    for (layout, (&n, &(_, len))) in layouts.iter_mut().zip(per_size.iter().zip(lens)) {
+        layout.resize(units * n * len, L::default());
+    }
+    let mut outs: Vec<_> = layouts.iter_mut().zip(lens).map(|(l, &(_, len))| l.chunks_mut(len)).collect();
+    let mut jobs = Vec::with_capacity(units * tb.code_blocks().len());
+    for i in 0..units {
+        for (r, b) in tb.code_blocks().iter().enumerate() {
+            jobs.push((batch.unit(i), r, outs[b.size].next().expect("a layout per code block")));
+        }
+    }
+    jobs.into_par_iter().for_each(|(llrs, r, out)| tb.dematch_block(r, llrs, out, &to));
+    for ((dec, layout), (done, &(_, n))) in decoders.iter_mut().zip(layouts.iter()).zip(done.iter_mut().zip(lens)) {
+        submit_within(dec.as_mut(), Batch::uniform(layout, n)?, done)?;
+    }
+    Ok(())
+}
+
 /// Check that `dec`, the inner decoder of `code`, takes `formats` (items of
 /// each) to K bits.
 fn check_inner<U: Copy + Send + Sync>(dec: &dyn BatchDecoder<U>, code: &TurboCode, formats: &[usize]) -> CodeResult<()> {
@@ -134,20 +191,42 @@ fn check_inner<U: Copy + Send + Sync>(dec: &dyn BatchDecoder<U>, code: &TurboCod
     Ok(())
 }
 
+/// The inner decoder of each code block size of `tb`, made by `make` and
+/// checked to take the code's 3K + 12 LLRs to K bits.
+fn layout_decoders<L: Llr, E: From<CodeError>>(tb: &TransportBlock, mut make: impl FnMut(TurboCode) -> Result<Box<dyn BatchDecoder<L>>, E>) -> Result<Vec<Box<dyn BatchDecoder<L>>>, E> {
+    let mut decoders = Vec::new();
+    for code in tb.codes() {
+        let dec = make(code.clone())?;
+        check_inner(dec.as_ref(), &code, &[code.coded_len()])?;
+        decoders.push(dec);
+    }
+    Ok(decoders)
+}
+
+/// LLRs of the layouts of each size in one transport block.
+fn layout_items(tb: &TransportBlock) -> Vec<usize> {
+    tb.codes().iter().zip(tb.blocks_per_size()).map(|(c, n)| n * c.coded_len()).collect()
+}
+
 impl<T: Llr> TransportDecoder<T> {
     /// A decoder of `tb`'s transport blocks; `make` builds the inner decoder
-    /// of each code block size, which must take that code's 3K + 12 LLRs to
-    /// K bits.
-    pub fn new<E: From<CodeError>>(tb: TransportBlock, mut make: impl FnMut(TurboCode) -> Result<Box<dyn BatchDecoder<f32>>, E>) -> Result<Self, E> {
-        let mut decoders = Vec::new();
-        for code in tb.codes() {
-            let dec = make(code.clone())?;
-            check_inner(dec.as_ref(), &code, &[code.coded_len()])?;
-            decoders.push(dec);
-        }
+    /// of each code block size, which must take that code's 3K + 12 LLRs
+    /// (of `T`) to K bits.
+    pub fn new<E: From<CodeError>>(tb: TransportBlock, make: impl FnMut(TurboCode) -> Result<Box<dyn BatchDecoder<T>>, E>) -> Result<Self, E> {
+        let decoders = layout_decoders(&tb, make)?;
         let units = vec![Vec::new(); decoders.len()];
-        let items: Vec<usize> = tb.codes().iter().zip(tb.blocks_per_size()).map(|(c, n)| n * c.coded_len()).collect();
+        let items = layout_items(&tb);
         Ok(Self::with_inner(tb, Inner::Layouts { decoders, units }, &items))
+    }
+
+    /// [`Self::new`] with `f32` layouts and inner decoders of `f32` LLRs,
+    /// which hold the sums of repeated `i8` LLRs whole (the choice of
+    /// [`TransportBlock::wide_layouts`]).
+    pub fn wide<E: From<CodeError>>(tb: TransportBlock, make: impl FnMut(TurboCode) -> Result<Box<dyn BatchDecoder<f32>>, E>) -> Result<Self, E> {
+        let decoders = layout_decoders(&tb, make)?;
+        let units = vec![Vec::new(); decoders.len()];
+        let items = layout_items(&tb);
+        Ok(Self::with_inner(tb, Inner::Wide { decoders, units }, &items))
     }
 
     /// A decoder of `tb`'s transport blocks whose inner decoders take the
@@ -184,7 +263,16 @@ impl<T: Llr> TransportDecoder<T> {
         let shape = [UnitShape::exact(tb.g(), tb.a())];
         let sizes = per_size.len();
         let lens = tb.codes().iter().map(|c| (c.k(), c.coded_len())).collect();
-        Self { tb, inner, per_size, lens, shape, limit, depth, done: vec![Decoded::default(); sizes], flights: VecDeque::new(), _llr: PhantomData }
+        let mut seen = vec![0; sizes];
+        let ordinal = tb
+            .code_blocks()
+            .iter()
+            .map(|b| {
+                seen[b.size] += 1;
+                seen[b.size] - 1
+            })
+            .collect();
+        Self { tb, inner, per_size, lens, ordinal, shape, limit, depth, done: vec![Decoded::default(); sizes], flights: VecDeque::new(), _llr: PhantomData }
     }
 
     /// The chain decoded.
@@ -203,19 +291,8 @@ impl<T: Llr> TransportDecoder<T> {
     fn submit_code_blocks(&mut self, batch: &Batch<'_, T>, units: usize) -> CodeResult<()> {
         let tb = &self.tb;
         match &mut self.inner {
-            Inner::Layouts { decoders, units: layouts } => {
-                layouts.iter_mut().for_each(Vec::clear);
-                for i in 0..units {
-                    let start = batch.span(i).start;
-                    tb.dematch(batch.unit(i), layouts).map_err(|e| match e {
-                        CodeError::NonFiniteLlr { index } => CodeError::NonFiniteLlr { index: start + index },
-                        other => other,
-                    })?;
-                }
-                for ((dec, layout), (done, &(_, n))) in decoders.iter_mut().zip(layouts.iter()).zip(self.done.iter_mut().zip(&self.lens)) {
-                    submit_within(dec.as_mut(), Batch::uniform(layout, n)?, done)?;
-                }
-            }
+            Inner::Layouts { decoders, units: layouts } => submit_layouts(tb, batch, units, (&self.per_size, &self.lens), decoders, layouts, &mut self.done, |l| l)?,
+            Inner::Wide { decoders, units: layouts } => submit_layouts(tb, batch, units, (&self.per_size, &self.lens), decoders, layouts, &mut self.done, |l: T| l.to_f32())?,
             Inner::RateMatched { decoders, spans } => {
                 spans.iter_mut().for_each(Vec::clear);
                 for i in 0..units {
@@ -233,30 +310,41 @@ impl<T: Llr> TransportDecoder<T> {
         Ok(())
     }
 
-    /// Assemble `count` transport blocks from the oldest collected code blocks.
+    /// Assemble `count` transport blocks from the oldest collected code
+    /// blocks, a transport block per task: its code blocks' data
+    /// desegmented straight into `out`, the CRC24A checked over them where
+    /// they lie.
     fn assemble(&mut self, count: usize, out: &mut Decoded) -> CodeResult<()> {
-        let seg = self.tb.segmentation();
-        let mut next = vec![0usize; self.lens.len()];
-        let mut blocks: Vec<&[u8]> = Vec::with_capacity(seg.c);
-        let mut with_crc = Vec::with_capacity(seg.b);
-        for _ in 0..count {
-            blocks.clear();
-            let mut iterations = 0;
-            for b in self.tb.code_blocks() {
-                let (s, k) = (b.size, b.code.k());
-                blocks.push(&self.done[s].bits[next[s] * k..][..k]);
-                iterations += self.done[s].reports[next[s]].iterations;
-                next[s] += 1;
-            }
-            with_crc.clear();
-            seg.desegment(&blocks, &mut with_crc)?;
-            let crc_ok = CRC24A.check(&with_crc);
-            out.bits.extend_from_slice(&with_crc[..self.tb.a()]);
-            out.reports.push(UnitReport { bits: self.tb.a(), iterations, blocks: self.tb.code_blocks().len() as u32, check: Some(crc_ok), consumed: self.tb.g() });
-        }
-        for (done, (used, &(k, _))) in self.done.iter_mut().zip(next.into_iter().zip(&self.lens)) {
-            done.bits.drain(..used * k);
-            done.reports.drain(..used);
+        let (seg, a, g) = (self.tb.segmentation(), self.tb.a(), self.tb.g());
+        let (blocks, done, ordinal, per_size, lens) = (self.tb.code_blocks(), &self.done, &self.ordinal, &self.per_size, &self.lens);
+        // Code block r of transport block i: the oldest of its size, counted on.
+        let block = |i: usize, r: usize| {
+            let (s, k) = (blocks[r].size, lens[blocks[r].size].0);
+            let at = i * per_size[s] + ordinal[r];
+            (&done[s].bits[at * k..][..k], done[s].reports[at].iterations)
+        };
+        let start = out.bits.len();
+        out.bits.resize(start + count * a, 0);
+        let reports: Vec<UnitReport> = out.bits[start..]
+            .par_chunks_mut(a)
+            .enumerate()
+            .map(|(i, bits)| {
+                let data = (0..blocks.len()).map(|r| seg.data(r, block(i, r).0));
+                let crc_ok = CRC24A.check_pieces(data.clone());
+                let mut at = 0;
+                for piece in data {
+                    let take = piece.len().min(a - at);
+                    bits[at..at + take].copy_from_slice(&piece[..take]);
+                    at += take;
+                }
+                let iterations = (0..blocks.len()).map(|r| block(i, r).1).sum();
+                UnitReport { bits: a, iterations, blocks: blocks.len() as u32, check: Some(crc_ok), consumed: g }
+            })
+            .collect();
+        out.reports.extend(reports);
+        for (done, (&n, &(k, _))) in self.done.iter_mut().zip(per_size.iter().zip(lens)) {
+            done.bits.drain(..count * n * k);
+            done.reports.drain(..count * n);
         }
         Ok(())
     }
@@ -301,7 +389,11 @@ impl<T: Llr> BatchDecoder<T> for TransportDecoder<T> {
 
     fn describe(&self) -> String {
         let tb = &self.tb;
-        let how = if self.is_rate_matched() { "rate-matched LLRs to the code block decoders" } else { "de-rate-matched on the host" };
+        let how = match self.inner {
+            Inner::RateMatched { .. } => "rate-matched LLRs to the code block decoders",
+            Inner::Wide { .. } => "de-rate-matched on the host into f32",
+            Inner::Layouts { .. } => "de-rate-matched on the host",
+        };
         format!("transport blocks of A = {}, G = {}, code blocks {}, {how}; {}", tb.a(), tb.g(), crate::codes::words::runs_of(&tb.blocks()), self.inner.describe_last())
     }
 }
@@ -314,7 +406,7 @@ mod tests {
 
     fn decoder<T: Llr>(tb: &TransportBlock, stop: EarlyStop, batch_blocks: usize) -> TransportDecoder<T> {
         let cfg = DecoderConfig { early_stop: stop, ..Default::default() };
-        TransportDecoder::new(tb.clone(), |code| CodeResult::Ok(Box::new(CpuTurbo::<f32>::new(code, cfg, 1.0, 1)?.with_batch_units(batch_blocks)))).unwrap()
+        TransportDecoder::new(tb.clone(), |code| CodeResult::Ok(Box::new(CpuTurbo::<T>::new(code, cfg, 1.0, 1)?.with_batch_units(batch_blocks)))).unwrap()
     }
 
     fn decode<T: Llr>(dec: &mut TransportDecoder<T>, llrs: &[T]) -> CodeResult<Decoded> {
@@ -377,6 +469,56 @@ mod tests {
     /// Where some transport blocks of 14000 bits in 28000 fail (i8 LLRs, the matched scale).
     const EBN0_DB: f64 = 1.0;
 
+    /// The i8 model of a transport block is the i8 model of its code block:
+    /// one code block of K = 6144 (A = 6120, no filler) sent at G = 3K + 12,
+    /// where rate matching sends every coded bit once, so the transport
+    /// block's LLRs are the code block's, reordered. Decoded through the
+    /// transport path (its layouts of i8, CpuTurbo<i8>) and as a bare code
+    /// block (CpuTurbo<i8> on the same quantized LLRs, the same scale), the
+    /// bits, iterations and checks agree, at an Eb/N0 where some fail.
+    #[test]
+    fn the_i8_transport_path_decodes_what_i8_code_blocks_decode() {
+        use crate::codes::channel::{BpskAwgn, Channel, Quantizer, noise_variance};
+        use crate::codes::crc::CRC24A;
+        use crate::codes::turbo::encoder::encode_block;
+        let (a, k, count) = (6120, 6144, 12);
+        let code = TurboCode::lte(k).unwrap();
+        let g = code.coded_len();
+        let tb = TransportBlock::new(a, g, 0).unwrap();
+        let rm = &tb.code_blocks()[0].rm;
+        assert_eq!((tb.blocks(), rm.carried(), tb.segmentation().filler), (vec![k], g, 0));
+        let info = bits(count * a, 21);
+        let mut layouts = Vec::new();
+        for block in info.chunks(a) {
+            let mut with_crc = Vec::new();
+            CRC24A.attach(block, &mut with_crc);
+            let mut coded = vec![0; g];
+            encode_block(&code, &with_crc, &mut coded);
+            layouts.extend(coded);
+        }
+        let ebn0 = 0.45;
+        let variance = noise_variance(ebn0, a as f64 / g as f64).unwrap();
+        let quantizer = Quantizer::matched(variance).unwrap();
+        let scale = quantizer.scale();
+        let mut llrs: Vec<i8> = Vec::new();
+        BpskAwgn::<i8>::with_quantizer(ebn0, a as f64 / g as f64, 8, quantizer).unwrap().transmit(&layouts, &mut llrs).unwrap();
+        // The same LLRs in the order rate matching sends them.
+        let sent: Vec<i8> = llrs.chunks(g).flat_map(|l| rm.indices().iter().map(|&i| l[i as usize])).collect();
+        let cfg = DecoderConfig { early_stop: EarlyStop::Crc24A, ..Default::default() };
+        let mut blocks = CpuTurbo::<i8>::new(code, cfg, scale, 1).unwrap();
+        let mut want = Decoded::default();
+        blocks.decode(&Batch::uniform(&llrs, g).unwrap(), &mut want).unwrap();
+        let mut dec = TransportDecoder::<i8>::new(tb, |code| CodeResult::Ok(Box::new(CpuTurbo::<i8>::new(code, cfg, scale, 1)?) as _)).unwrap();
+        let got = decode(&mut dec, &sent).unwrap();
+        let want_bits: Vec<u8> = want.bits.chunks(k).flat_map(|b| b[..a].to_vec()).collect();
+        assert_eq!(got.bits, want_bits);
+        for (t, c) in got.reports.iter().zip(&want.reports) {
+            assert_eq!((t.iterations, t.check), (c.iterations, c.check));
+        }
+        let failed = got.reports.iter().filter(|r| r.check == Some(false)).count();
+        assert!(failed > 0 && failed < count, "{failed} of {count} failed");
+    }
+
     #[test]
     fn a_wrong_block_fails_its_crc() {
         let tb = TransportBlock::new(500, 1600, 0).unwrap();
@@ -402,7 +544,7 @@ mod tests {
         // The decoder goes on after a refused batch (the all-zero block).
         assert_eq!(decode(&mut dec, &vec![2.0f32; 400]).unwrap().bits, vec![0; 100]);
         // An inner decoder of the wrong code is refused.
-        let wrong = TransportDecoder::<f32>::new(tb, |_| CodeResult::Ok(Box::new(CpuTurbo::<f32>::new(TurboCode::lte(40).unwrap(), DecoderConfig::default(), 1.0, 1).unwrap())));
+        let wrong = TransportDecoder::<f32>::new(tb, |_| CodeResult::Ok(Box::new(CpuTurbo::<f32>::new(TurboCode::lte(40).unwrap(), DecoderConfig::default(), 1.0, 1).unwrap()) as _));
         let e = wrong.err().expect("refused").to_string();
         assert!(e.contains("K = 128") && e.contains("132 LLRs"), "{e}");
     }

@@ -21,9 +21,7 @@ pub(super) const KINDS: &[Kind] = &[
         groups: &[&[SEED, Param::optional("total", ParamType::Count, "bits to emit (endless if absent)")]],
         ports: |_| Ok(io(None, Some(StreamType::U8))),
         add: |a, asm| {
-            let total = a.count_opt("total")?;
-            asm.note_total(total);
-            asm.add(RandomBits::new(a.count("seed")?, total))
+            asm.add(RandomBits::new(a.count("seed")?, a.count_opt("total")?))
         },
     },
     Kind {

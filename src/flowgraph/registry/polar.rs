@@ -12,7 +12,6 @@ use super::{Kind, StreamType, io};
 use crate::blocks::{PolarDecoder, PolarEncoder, Reporting};
 use crate::codes::encode::Encoder;
 use crate::codes::llr::{Llr, LlrType};
-use crate::codes::polar::nr::Combine;
 use crate::codes::polar::{PolarChain, PolarLink, PolarSettings};
 use crate::codes::settings::Settings;
 use crate::codes::sim::{EBN0, Link};
@@ -74,7 +73,7 @@ impl FamilyChain for PolarChain {
     }
 
     fn link(&self, llr: LlrType, options: &BackendOptions) -> anyhow::Result<(Box<dyn Link>, Choice)> {
-        fn link<T: Llr + Combine>(chain: &PolarChain, options: &BackendOptions) -> anyhow::Result<(Box<dyn Link>, Choice)> {
+        fn link<T: Llr>(chain: &PolarChain, options: &BackendOptions) -> anyhow::Result<(Box<dyn Link>, Choice)> {
             let (decoder, choice) = polar_decoder::<T>(chain, false, options)?;
             Ok((Box::new(PolarLink::new(chain.frames().clone(), decoder, None)?), choice))
         }

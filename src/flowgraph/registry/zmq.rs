@@ -97,7 +97,6 @@ fn add_source(a: &Args, asm: &mut Assembly, pattern: ZmqPattern) -> anyhow::Resu
     fn add<T: Pod + CpuSample>(a: &Args, asm: &mut Assembly, pattern: ZmqPattern) -> anyhow::Result<Node> {
         let (address, hwm, framing) = common(a)?;
         let (unit, total) = (a.size_in("unit", 1..=MAX_UNIT_ITEMS)?, a.count_opt("total")?);
-        asm.note_total(total);
         let block = a.about("address", ZmqSource::<T>::new(pattern, &address, a.flag("bind")?, hwm, framing, unit as u64, total))?;
         asm.add(block.report_to(&asm.errors))
     }

@@ -304,7 +304,7 @@ impl<T: Llr> BatchDecoder<T> for GpuPolar<T> {
 /// assert!(choice.why_not_gpu.is_some_and(|why| why.contains("SCL")));
 /// # anyhow::Ok(())
 /// ```
-pub fn polar_decoder<T: Llr + crate::codes::polar::nr::Combine>(chain: &PolarChain, soft: bool, options: &BackendOptions) -> anyhow::Result<(Box<dyn BatchDecoder<T>>, Choice)> {
+pub fn polar_decoder<T: Llr>(chain: &PolarChain, soft: bool, options: &BackendOptions) -> anyhow::Result<(Box<dyn BatchDecoder<T>>, Choice)> {
     let algorithm = chain.algorithm();
     if soft {
         anyhow::ensure!(matches!(algorithm, Algorithm::Bp(_)), "soft output from {}: only BP gives it", algorithm.describe());

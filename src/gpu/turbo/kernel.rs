@@ -21,8 +21,8 @@ const STOP_THREADS: u32 = 256;
 const SHARED_ALPHA_BYTES: usize = 48 << 10;
 
 /// The entry points of one compilation, in this order.
-pub(super) const ENTRIES: [&str; 9] =
-    ["turbo_load_i8", "turbo_load_f32", "turbo_siso0", "turbo_siso1", "turbo_stop", "turbo_fused_i8", "turbo_fused_f32", "turbo_dematch_i8", "turbo_dematch_f32"];
+pub(super) const ENTRIES: [&str; 10] =
+    ["turbo_load_i8", "turbo_load_f32", "turbo_siso0", "turbo_siso1", "turbo_stop", "turbo_fused_i8", "turbo_fused_f32", "turbo_dematch_i8", "turbo_dematch_f32", "turbo_dematch_i8_i8"];
 
 /// Threads of the de-rate-matching kernel's CTA (one CTA per code block).
 const DEMATCH_THREADS: u32 = 256;
@@ -423,7 +423,7 @@ impl Launcher<'_> {
             // SAFETY: the parameters match turbo_dematch_*; the input holds
             // `blocks` staged units of `pitch_bytes`, each a format below
             // `formats` and its E LLRs; the table holds every format's; the
-            // layouts buffer `blocks` layouts of f32 (`GpuTurbo` sizes both).
+            // layouts buffer `blocks` layouts of the LLR type (`GpuTurbo` sizes both).
             unsafe { launch(d.f, blocks, DEMATCH_THREADS, 0, stream, &mut p, "turbo de-rate-matching launch") }?;
             input = layouts;
         }

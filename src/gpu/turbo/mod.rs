@@ -26,8 +26,8 @@ use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport,
 use crate::codes::error::CodeResult;
 use crate::codes::llr::{Llr, LlrType};
 use crate::codes::turbo::decoder::Precision;
-use crate::codes::turbo::rate_match::{NOT_SENT, RateMatch};
-use crate::codes::turbo::{CpuTurbo, DecoderConfig, Dematching, EarlyStop, KNOWN_ZERO_LLR, Sent, TransportDecoder, TurboChain, TurboCode};
+use crate::codes::turbo::rate_match::{KNOWN_ZERO, NOT_SENT, RateMatch};
+use crate::codes::turbo::{CpuTurbo, DecoderConfig, Dematching, EarlyStop, KNOWN_ZERO_LLR, Sent, TransportDecoder, TurboChain, TurboCode, known_zero};
 use cudarc::driver::{CudaFunction, result, sys};
 use kernel::{Dematch, ENTRIES, Geometry, Launcher, SISO_THREADS};
 
@@ -37,16 +37,15 @@ const ENTRY_SISO0: usize = 2;
 const ENTRY_STOP: usize = 4;
 const ENTRY_FUSED_I8: usize = 5;
 const ENTRY_DEMATCH_I8: usize = 7;
+/// i8 LLRs into i8 layouts (`ENTRY_DEMATCH_I8`: into f32 ones).
+const ENTRY_DEMATCH_I8_I8: usize = 9;
 
 /// Most rate matchings (unit formats) a decoder de-rate-matches on load: a
 /// transport block needs at most four per code block size (E or E + 1
 /// bits, with filler or not); each takes 3K + 12 words of device memory.
 pub const MAX_RATE_MATCHINGS: usize = 64;
 
-/// Marks a known zero in the on-load de-rate-matching table (`RM_KNOWN` in
-/// the kernel); [`NOT_SENT`] is its `RM_NONE`.
-const RM_KNOWN: u32 = 0xffff_fffe;
-const _: () = assert!(NOT_SENT == 0xffff_ffff, "RM_NONE in turbo.cu");
+const _: () = assert!(NOT_SENT == 0xffff_ffff && KNOWN_ZERO == 0xffff_fffe, "RM_NONE and RM_KNOWN in turbo.cu");
 
 /// What a [`GpuTurbo`] gives beyond the hard decisions; `Default` is the
 /// plain decoder.
@@ -61,12 +60,14 @@ pub struct GpuTurboOptions {
     /// De-rate-match on load: units are rate-matched code blocks, unit
     /// format i the E LLRs of `rate_matching[i]` (of the decoder's K, at
     /// most [`MAX_RATE_MATCHINGS`]) as received, which a kernel on the
-    /// device de-rate-matches into the 3K + 12 layout (repeats summed in the
-    /// order they were sent, punctured bits 0, the filler's known zeros at
-    /// [`KNOWN_ZERO_LLR`]) before the decoder runs on it, in `f32`: what
-    /// [`CpuTurbo`] or a plain `GpuTurbo<f32>` computes from
-    /// [`RateMatch::combine`]'s layout with the known zeros set, bit for bit,
-    /// with fewer bytes over PCIe at code rates above 1/3 and no host pass.
+    /// device de-rate-matches into the 3K + 12 layout of `T` (repeats summed
+    /// in the order they were sent, punctured bits 0, the filler's known
+    /// zeros at [`known_zero`]; `i8` LLRs into an `f32` layout where a rate
+    /// matching repeats bits, as `TransportBlock::wide_layouts` says) before
+    /// the decoder (the `i8` or `f32` kernel) runs on it: what [`CpuTurbo`] or a plain
+    /// `GpuTurbo<T>` computes from [`RateMatch::combine`]'s layout, bit
+    /// for bit, with fewer bytes over PCIe at code rates above 1/3 and no
+    /// host pass.
     /// Empty: units are 3K + 12 LLRs.
     pub rate_matching: Vec<RateMatch>,
     /// The kernels' tuning (its environment overrides applied when the
@@ -114,8 +115,8 @@ pub struct GpuTurbo<T: Llr> {
     /// Items of `T` a unit is staged in: the layout, or (rate-matched) a
     /// u32 format word and the longest E.
     pitch: usize,
-    /// The decoding kernels take i8 LLRs (else f32: `T` = f32, or units
-    /// de-rate-matched on load).
+    /// The decoding kernels take i8 LLRs (`T` = i8; units de-rate-matched
+    /// on load too, into i8 layouts, unless a rate matching repeats bits).
     kernel_i8: bool,
     geometry: Geometry,
     /// Every entry point of the compilation, in [`ENTRIES`] order.
@@ -171,7 +172,8 @@ impl<T: Llr> GpuTurbo<T> {
             );
         }
         let rate_matched = !matches.is_empty();
-        let kernel_i8 = T::TYPE == LlrType::I8 && !rate_matched;
+        // Repeated i8 LLRs are summed into f32 layouts, whose sums an i8 would saturate.
+        let kernel_i8 = T::TYPE == LlrType::I8 && !matches.iter().any(RateMatch::repeats);
         let llr_bytes = if kernel_i8 { 1 } else { 4 };
         // A rate-matched unit: its format word, then its E LLRs, in whole
         // words so that every unit's format word is aligned.
@@ -231,7 +233,7 @@ impl<T: Llr> GpuTurbo<T> {
         // the de-rate-matching writes.
         let aux_of = |blocks: usize| {
             let mut v = geometry.aux_bytes(blocks, fused, llr_bytes);
-            v.push(if rate_matched { blocks * n * 4 } else { 4 });
+            v.push(if rate_matched { blocks * n * llr_bytes } else { 4 });
             v
         };
         let per_block: usize = aux_of(1).iter().sum::<usize>() + pitch * size_of::<T>() + 4 * out_words;
@@ -398,17 +400,11 @@ fn stage<T: Llr>(host: &mut [T], batch: &Batch<'_, T>, n: usize, pitch: usize, r
 }
 
 /// The on-load de-rate-matching table of `matches` (the kernel's `table`):
-/// (E, period) of each, then each one's first sent bit of every layout
-/// position ([`RateMatch::first_sent`], [`NOT_SENT`] for none) with its
-/// known zeros marked [`RM_KNOWN`].
+/// (E, period) of each, then each one's [`RateMatch::gather_table`].
 fn dematch_table(matches: &[RateMatch]) -> Vec<u32> {
     let mut t: Vec<u32> = matches.iter().flat_map(|rm| [rm.e() as u32, rm.carried() as u32]).collect();
     for rm in matches {
-        let mut first = rm.first_sent();
-        for z in rm.known_zeros() {
-            first[z].fill(RM_KNOWN);
-        }
-        t.extend(first);
+        t.extend(rm.gather_table());
     }
     t
 }
@@ -431,10 +427,14 @@ fn launcher<'a, T: Llr>(
     let i8s = kernel_i8;
     Launcher {
         dematch: dematch.map(|(table, formats)| Dematch {
-            f: &functions[if T::TYPE == LlrType::I8 { ENTRY_DEMATCH_I8 } else { ENTRY_DEMATCH_I8 + 1 }],
+            f: &functions[match (T::TYPE, kernel_i8) {
+                (LlrType::I8, true) => ENTRY_DEMATCH_I8_I8,
+                (LlrType::I8, false) => ENTRY_DEMATCH_I8,
+                (LlrType::F32, _) => ENTRY_DEMATCH_I8 + 1,
+            }],
             table: table.ptr(),
             formats: *formats,
-            known: KNOWN_ZERO_LLR,
+            known: if kernel_i8 { known_zero::<i8>().to_f32() } else { KNOWN_ZERO_LLR },
             pitch_bytes: (pitch * size_of::<T>()) as u64,
         }),
         load: &functions[if i8s { ENTRY_LOAD_I8 } else { ENTRY_LOAD_I8 + 1 }],
@@ -603,16 +603,24 @@ pub fn turbo_decoder<T: Llr>(chain: &TurboChain, input_scale: f32, soft: bool, o
                         let options = GpuTurboOptions { rate_matching: rate_matching.to_vec(), ..Default::default() };
                         anyhow::Ok(Box::new(GpuTurbo::<T>::with_options(code.clone(), split(&code), input_scale, pipeline, &options)?) as Box<dyn BatchDecoder<T>>)
                     })?,
-                    Dematching::Host => TransportDecoder::new(tb.clone(), |code| {
+                    Dematching::Host if tb.wide_layouts::<T>() => TransportDecoder::wide(tb.clone(), |code| {
                         anyhow::Ok(Box::new(GpuTurbo::<f32>::new(code.clone(), split(&code), input_scale, pipeline)?) as Box<dyn BatchDecoder<f32>>)
+                    })?,
+                    Dematching::Host => TransportDecoder::new(tb.clone(), |code| {
+                        anyhow::Ok(Box::new(GpuTurbo::<T>::new(code.clone(), split(&code), input_scale, pipeline)?) as Box<dyn BatchDecoder<T>>)
                     })?,
                 }))
             };
             let cpu = || -> anyhow::Result<Box<dyn BatchDecoder<T>>> {
-                Ok(Box::new(TransportDecoder::new(tb.clone(), |code| {
+                fn inner<L: Llr>(chain: &TurboChain, code: TurboCode, input_scale: f32, threads: usize) -> anyhow::Result<Box<dyn BatchDecoder<L>>> {
                     let cfg = chain.config_for(code.k(), false);
-                    anyhow::Ok(Box::new(CpuTurbo::<f32>::new(code, cfg, input_scale, options.cpu_threads)?.with_precision(precision)?) as Box<dyn BatchDecoder<f32>>)
-                })?))
+                    Ok(Box::new(CpuTurbo::<L>::new(code, cfg, input_scale, threads)?.with_precision(chain.precision())?))
+                }
+                let threads = options.cpu_threads;
+                Ok(Box::new(match tb.wide_layouts::<T>() {
+                    true => TransportDecoder::wide(tb.clone(), |code| inner::<f32>(chain, code, input_scale, threads))?,
+                    false => TransportDecoder::new(tb.clone(), |code| inner::<T>(chain, code, input_scale, threads))?,
+                }))
             };
             select(options.backend, gpu, cpu)
         }

@@ -6,7 +6,8 @@
 
 use super::frozen::{ParityChecks, nr_code};
 use super::interleave::{K_MAX_IL, input_interleaver};
-use super::rate_match::{Combine, RateMatch};
+use super::rate_match::RateMatch;
+use crate::codes::llr::Llr;
 use super::segment::UciSegmentation;
 use super::size::mother_length;
 use crate::codes::crc::CRC24C;
@@ -160,7 +161,7 @@ impl NrPolar {
     }
 
     /// The N LLRs of every block from the E received `llrs`, appended to `out`.
-    pub fn recover<T: Combine>(&self, llrs: &[T], out: &mut Vec<T>) -> CodeResult<()> {
+    pub fn recover<T: Llr>(&self, llrs: &[T], out: &mut Vec<T>) -> CodeResult<()> {
         if llrs.len() != self.e() {
             return Err(CodeError::LengthMismatch(format!("a message sent in E = {} bits was given {} LLRs", self.e(), llrs.len())));
         }

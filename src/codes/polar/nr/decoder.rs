@@ -2,7 +2,7 @@
 //! blocks: rate recovery, the blocks, and the message from their payloads.
 
 use super::chain::NrPolar;
-use super::rate_match::Combine;
+use crate::codes::llr::Llr;
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
 use crate::codes::error::{CodeResult, invalid};
 use crate::codes::polar::finished::Finished;
@@ -31,7 +31,7 @@ pub const DEFAULT_BATCH_MESSAGES: usize = 256;
 /// dec.decode_all(&llrs, &mut bits).unwrap();
 /// assert_eq!(bits, vec![1; 30]);
 /// ```
-pub struct NrDecoder<T: Combine> {
+pub struct NrDecoder<T: Llr> {
     chain: NrPolar,
     inner: Box<dyn BatchDecoder<T>>,
     shape: [UnitShape; 1],
@@ -41,7 +41,7 @@ pub struct NrDecoder<T: Combine> {
     done: Finished,
 }
 
-impl<T: Combine> NrDecoder<T> {
+impl<T: Llr> NrDecoder<T> {
     /// Messages of `chain`, their blocks decoded by the decoder `inner`
     /// makes of the blocks' spec (it must take N LLRs to the blocks' payload).
     pub fn new(chain: NrPolar, inner: impl FnOnce(&PolarSpec) -> CodeResult<Box<dyn BatchDecoder<T>>>) -> CodeResult<Self> {
@@ -88,7 +88,7 @@ impl<T: Combine> NrDecoder<T> {
     }
 }
 
-impl<T: Combine> BatchDecoder<T> for NrDecoder<T> {
+impl<T: Llr> BatchDecoder<T> for NrDecoder<T> {
     fn shapes(&self) -> &[UnitShape] {
         &self.shape
     }

@@ -16,6 +16,6 @@ pub use chain::{MAX_DCI_A, MIN_DCI_PAYLOAD, NrEncoder, NrMessage, NrPolar};
 pub use decoder::NrDecoder;
 pub use frozen::{ParityChecks, nr_code};
 pub use interleave::{K_MAX_IL, input_interleaver};
-pub use rate_match::{Combine, MAX_E, RateMatch, Selection, subblock_index};
+pub use rate_match::{MAX_E, RateMatch, Selection, subblock_index};
 pub use segment::{MAX_UCI_A, MIN_UCI_A, UciSegmentation};
 pub use size::{N_MIN_LOG, mother_length};

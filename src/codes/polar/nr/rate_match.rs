@@ -60,25 +60,6 @@ impl Selection {
     }
 }
 
-/// An LLR type recovery can add up: `f32` adds, `i8` adds with saturation
-/// to ±127 (the quantizer's range).
-pub trait Combine: Llr {
-    /// The LLR of a bit received twice.
-    fn plus(self, other: Self) -> Self;
-}
-
-impl Combine for f32 {
-    fn plus(self, other: f32) -> f32 {
-        self + other
-    }
-}
-
-impl Combine for i8 {
-    fn plus(self, other: i8) -> i8 {
-        (i16::from(self) + i16::from(other)).clamp(-127, 127) as i8
-    }
-}
-
 /// The rate matching of one code block: which coded bit each sent bit carries.
 ///
 /// # Example
@@ -174,7 +155,7 @@ impl RateMatch {
     /// The N LLRs of the coded bits from the E received `llrs`, into `out`:
     /// repeated bits added, punctured ones 0, shortened ones a certain 0
     /// ([`Llr::CERTAIN_ZERO`]). A NaN or infinite LLR is named by its index.
-    pub fn recover<T: Combine>(&self, llrs: &[T], out: &mut [T]) -> CodeResult<()> {
+    pub fn recover<T: Llr>(&self, llrs: &[T], out: &mut [T]) -> CodeResult<()> {
         if llrs.len() != self.e() || out.len() != self.n {
             return Err(CodeError::LengthMismatch(format!("recovery takes E = {} LLRs to N = {}, not {} to {}", self.e(), self.n, llrs.len(), out.len())));
         }
