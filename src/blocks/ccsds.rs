@@ -3,32 +3,38 @@
 //! ([`AsmSync`]), derandomizing and Reed–Solomon ([`CcsdsDecoder`]), and the
 //! frames as hex lines ([`HexFrameSink`]). Frames travel between them as
 //! bytes (the flowgraph's packed stream: eight bits to a byte, the first the
-//! most significant), one whole frame after another.
+//! most significant), one whole frame after another. The marker also frames
+//! another code's blocks: [`MarkerInserter`] before them, [`SoftAsmSync`] in
+//! the receiver's soft bits before their decoder.
 
 use super::encoder::encoder_block;
 use super::stream::{self, Backlog, Relay, Transform};
 use super::{FileWritten, FirstError, Reporting};
-use crate::codes::ccsds::{AsmSearch, FrameCodec, FrameFile, FrameOutcome, FrameSync, SyncedFrame};
+use crate::codes::ccsds::{AsmSearch, FrameCodec, FrameFile, FrameOutcome, FrameSync, MarkerSync, SyncedFrame};
 use crate::codes::words::count_of;
 use futuresdr::runtime::dev::prelude::*;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Declares a block of one `u8` input and one `u8` output around a
-/// [`Transform`] driven by a [`Relay`]; `with(transform)` makes it.
+/// Declares a block of one input and one output of the same item type (`u8`
+/// unless named) around a [`Transform`] driven by a [`Relay`];
+/// `with(transform)` makes it.
 macro_rules! relayed_block {
     ($(#[$doc:meta])* $name:ident, $transform:ty) => {
+        relayed_block!($(#[$doc])* $name, $transform, u8);
+    };
+    ($(#[$doc:meta])* $name:ident, $transform:ty, $item:ty) => {
         $(#[$doc])*
         #[derive(Block)]
         pub struct $name {
             transform: $transform,
-            relay: Relay<u8>,
+            relay: Relay<$item>,
             errors: FirstError,
             #[input]
-            input: DefaultCpuReader<u8>,
+            input: DefaultCpuReader<$item>,
             #[output]
-            output: DefaultCpuWriter<u8>,
+            output: DefaultCpuWriter<$item>,
         }
 
         impl $name {
@@ -87,6 +93,31 @@ encoder_block! {
     CcsdsEncoder, crate::codes::ccsds::AsmFramer
 }
 
+encoder_block! {
+    /// Puts the attached sync marker before every frame of another code's
+    /// channel bits ([`AsmInserter`](crate::codes::ccsds::AsmInserter)), for
+    /// [`SoftAsmSync`] to find in the receiver's soft bits.
+    ///
+    /// A stream that ends inside a frame fails the flowgraph.
+    ///
+    /// # Stream Inputs
+    ///
+    /// `input`: channel bits (`u8` 0/1), `frame_bits` per frame.
+    ///
+    /// # Stream Outputs
+    ///
+    /// `output`: the marker's 32 bits and then the frame's, for each frame.
+    ///
+    /// # Usage
+    /// ```
+    /// use gpufec::blocks::MarkerInserter;
+    /// use gpufec::codes::ccsds::{ASM, AsmInserter};
+    /// let block = MarkerInserter::new(AsmInserter::new(ASM, 18360)?);
+    /// # Ok::<(), gpufec::codes::CodeError>(())
+    /// ```
+    MarkerInserter, crate::codes::ccsds::AsmInserter
+}
+
 /// What the framing blocks of a chain counted, read while it runs and after.
 #[derive(Debug, Default)]
 pub struct FrameCounts {
@@ -143,9 +174,7 @@ impl Transform<u8, u8> for Finding {
     fn process(&mut self, input: &[u8], _tags: &[ItemTag], out: &mut Backlog<u8>) -> anyhow::Result<()> {
         self.finder.push(input, &mut self.frames);
         for f in self.frames.drain(..) {
-            self.counts.found.fetch_add(1, Ordering::Relaxed);
-            self.counts.inverted.fetch_add(u64::from(f.found.inverted), Ordering::Relaxed);
-            self.counts.marker_errors.fetch_add(f.found.errors.into(), Ordering::Relaxed);
+            count_found(&self.counts, f.found);
             out.items.extend_from_slice(&f.bytes);
         }
         Ok(())
@@ -194,6 +223,76 @@ impl AsmSync {
     pub fn counts(&self) -> Arc<FrameCounts> {
         self.transform.counts.clone()
     }
+}
+
+/// The synchroniser's side of [`SoftAsmSync`].
+struct SoftFinding {
+    finder: MarkerSync<f32>,
+    counts: Arc<FrameCounts>,
+}
+
+impl Transform<f32, f32> for SoftFinding {
+    fn process(&mut self, input: &[f32], _tags: &[ItemTag], out: &mut Backlog<f32>) -> anyhow::Result<()> {
+        let counts = &self.counts;
+        self.finder.push(input, |found, llrs| {
+            count_found(counts, found);
+            out.items.extend_from_slice(llrs);
+        });
+        Ok(())
+    }
+
+    fn finish(&mut self, _out: &mut Backlog<f32>) -> anyhow::Result<()> {
+        self.counts.cut_short.fetch_add(u64::from(self.finder.in_frame()), Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+relayed_block! {
+/// The frame synchroniser of soft bits: finds the attached sync marker in
+/// the hard decisions of a stream of LLRs (a receiver's, before a block
+/// code's decoder) with at most a given number of bit errors, or its
+/// complement (BPSK's 180° ambiguity: the frame's LLRs change sign), and
+/// passes on the `frame_len` LLRs after each ([`MarkerSync`]), whole frames
+/// back to back, for a decoder that cuts its input into blocks of that
+/// length. A stream with no marker passes nothing and ends cleanly; the
+/// counts say what was found.
+///
+/// # Stream Inputs
+///
+/// `input`: LLRs (`f32`, positive for bit 0).
+///
+/// # Stream Outputs
+///
+/// `output`: each frame's LLRs.
+///
+/// # Usage
+/// ```
+/// use gpufec::blocks::SoftAsmSync;
+/// use gpufec::codes::ccsds::{ASM, AsmSearch};
+/// let block = SoftAsmSync::new(AsmSearch::new(ASM, 4)?, 18360)?;
+/// let counts = block.counts(); // frames found, inverted, cut short
+/// # Ok::<(), anyhow::Error>(())
+/// ```
+SoftAsmSync, SoftFinding, f32
+}
+
+impl SoftAsmSync {
+    /// Frames of `frame_len` LLRs after each marker `search` finds.
+    pub fn new(search: AsmSearch, frame_len: usize) -> anyhow::Result<Self> {
+        Ok(Self::with(SoftFinding { finder: MarkerSync::new(search, frame_len)?, counts: Arc::default() }))
+    }
+
+    /// Its counts, live.
+    pub fn counts(&self) -> Arc<FrameCounts> {
+        self.transform.counts.clone()
+    }
+}
+
+/// Counts a frame found.
+fn count_found(counts: &FrameCounts, found: crate::codes::ccsds::Found) {
+    counts.found.fetch_add(1, Ordering::Relaxed);
+    counts.inverted.fetch_add(u64::from(found.inverted), Ordering::Relaxed);
+    counts.marker_errors.fetch_add(found.errors.into(), Ordering::Relaxed);
 }
 
 /// The decoder's side of [`CcsdsDecoder`].

@@ -58,7 +58,7 @@ pub use awgn::Awgn;
 pub use ber_sink::{BerCounters, BerCounts, BerSink, BerStop};
 pub use bpsk_awgn::BpskAwgn;
 pub use bpsk_mapper::BpskMapper;
-pub use ccsds::{AsmSync, CcsdsDecoder, CcsdsEncoder, FrameCounts, HexFrameSink};
+pub use ccsds::{AsmSync, CcsdsDecoder, CcsdsEncoder, FrameCounts, HexFrameSink, MarkerInserter, SoftAsmSync};
 pub use conv::{ConvEncoder, Depuncture, PairSync, Puncture, ViterbiDecoder};
 pub use decoder::{DEFAULT_MAX_LATENCY, DecoderCounts, DecoderOptions, DecoderStats};
 pub use file::{FileFormat, FileSink, FileSource, FileWritten, Pod};

@@ -138,6 +138,56 @@ fn sizes_out_of_limits_are_refused() {
     assert!(FrameSync::new(AsmSearch::new(ASM, 0).unwrap(), 0).is_err());
     assert!(FrameSync::new(AsmSearch::new(ASM, 0).unwrap(), MAX_FRAME_BYTES + 1).is_err());
     assert!(AsmSearch::new(ASM, MAX_MARKER_ERRORS + 1).is_err());
+    assert!(MarkerSync::<f32>::new(AsmSearch::new(ASM, 0).unwrap(), 0).is_err());
+    assert!(MarkerSync::<f32>::new(AsmSearch::new(ASM, 0).unwrap(), MAX_SOFT_FRAME + 1).is_err());
+    assert!(AsmInserter::new(ASM, 0).is_err());
+    assert!(AsmInserter::new(ASM, MAX_SOFT_FRAME + 1).is_err());
+}
+
+#[test]
+fn the_soft_synchroniser_passes_each_frames_llrs_turned_back_in_any_pieces() {
+    use crate::codes::encode::Encoder;
+    let frame_bits = 500;
+    let mut rng = SmallRng::seed_from_u64(4);
+    let sent: Vec<u8> = (0..6 * frame_bits).map(|_| rng.random_range(0..2u8)).collect();
+    let mut marked = Vec::new();
+    AsmInserter::new(ASM, frame_bits).unwrap().encode(&sent, &mut marked).unwrap();
+    assert_eq!(marked.len(), 6 * (32 + frame_bits));
+    // Junk before the first marker, LLRs of random size, three marker bits
+    // wrong in each, and the whole stream at either half turn.
+    let mut bits: Vec<u8> = (0..77).map(|_| rng.random_range(0..2u8)).collect();
+    bits.extend(&marked);
+    let llrs: Vec<f32> = bits
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| {
+            let wrong = i >= 77 && (i - 77) % (32 + frame_bits) < 3;
+            (1.0 - 2.0 * f32::from(b ^ u8::from(wrong))) * rng.random_range(0.1..5.0)
+        })
+        .collect();
+    for inverted in [false, true] {
+        let stream: Vec<f32> = llrs.iter().map(|&x| if inverted { -x } else { x }).collect();
+        let mut sync = MarkerSync::<f32>::new(AsmSearch::new(ASM, 3).unwrap(), frame_bits).unwrap();
+        let mut frames = Vec::new();
+        let mut rest = &stream[..];
+        while !rest.is_empty() {
+            let (piece, tail) = rest.split_at(rng.random_range(1..=rest.len().min(700)));
+            sync.push(piece, |found, items| frames.push((found, items.to_vec())));
+            rest = tail;
+        }
+        assert!(!sync.in_frame());
+        assert_eq!(frames.len(), 6, "inverted {inverted}");
+        for (k, (found, items)) in frames.iter().enumerate() {
+            assert_eq!((found.inverted, found.errors), (inverted, 3));
+            assert_eq!(found.start as usize, 77 + (k + 1) * 32 + k * frame_bits);
+            // The frame's LLRs as received, their signs turned back where the marker came complemented.
+            let start = found.start as usize;
+            let expected: Vec<f32> = llrs[start..start + frame_bits].to_vec();
+            assert_eq!(*items, expected);
+            let hard: Vec<u8> = items.iter().map(|&x| u8::from(x < 0.0)).collect();
+            assert_eq!(hard, sent[k * frame_bits..(k + 1) * frame_bits]);
+        }
+    }
 }
 
 #[test]

@@ -1,11 +1,13 @@
 //! The CCSDS framing kinds: frames onto a bit stream before the channel
 //! code, and after its decoder the marker search, derandomizing and
 //! Reed–Solomon, and the frames as hex lines. Frames travel as packed bytes.
+//! The marker alone frames another code's blocks: inserted before them, and
+//! found in the receiver's soft bits before their decoder.
 
 use super::super::params::{Access, Args, Literal, Param, ParamType};
 use super::{Kind, StreamType, io};
-use crate::blocks::{AsmSync, CcsdsDecoder, CcsdsEncoder, HexFrameSink, Reporting};
-use crate::codes::ccsds::{ASM, AsmFramer, AsmSearch, Basis, FrameCodec, FrameFile, MAX_FRAME_BYTES, MAX_INTERLEAVE, MAX_MARKER_ERRORS, RS_N, RS_PARITY, ReedSolomon};
+use crate::blocks::{AsmSync, CcsdsDecoder, CcsdsEncoder, HexFrameSink, MarkerInserter, Reporting, SoftAsmSync};
+use crate::codes::ccsds::{ASM, AsmFramer, AsmInserter, AsmSearch, Basis, FrameCodec, FrameFile, MAX_FRAME_BYTES, MAX_INTERLEAVE, MAX_MARKER_ERRORS, MAX_SOFT_FRAME, RS_N, RS_PARITY, ReedSolomon};
 
 /// The kinds of this module.
 pub(super) const KINDS: &[Kind] = &[
@@ -23,24 +25,32 @@ pub(super) const KINDS: &[Kind] = &[
     Kind {
         name: "AsmSync",
         summary: "finds the attached sync marker in hard bits (errors allowed, the stream inverted or not) and passes on the frame after each, as bytes",
-        groups: &[&[
-            Param::required("frame_bytes", ParamType::Count, "bytes of a frame after its marker, 1..=2040 (146 for (146,114) at depth 1)"),
-            Param::with_default("marker", ParamType::Text, Literal::Text("1acffc1d"), "the 32-bit marker in hex"),
-            Param::with_default("max_errors", ParamType::Count, Literal::Count(4), "bit errors a marker may have, 0..=8 (false markers per bit position: 1.9e-5 at 4)"),
-        ]],
+        groups: &[&[Param::required("frame_bytes", ParamType::Count, "bytes of a frame after its marker, 1..=2040 (146 for (146,114) at depth 1)")], SEARCH],
         ports: |_| Ok(io(Some(StreamType::U8), Some(StreamType::Packed))),
         add: |a, asm| {
-            let marker = a.text("marker")?;
-            let marker = u32::from_str_radix(marker.trim_start_matches("0x"), 16)
-                .ok()
-                .filter(|_| marker.trim_start_matches("0x").len() == 8)
-                .ok_or_else(|| a.invalid("marker", format!("'{marker}' is not 8 hex digits (e.g. {ASM:08x})")))?;
-            let errors = a.count("max_errors")?;
-            if errors > MAX_MARKER_ERRORS.into() {
-                return Err(a.invalid("max_errors", format!("{errors} is above {MAX_MARKER_ERRORS}")));
-            }
-            let search = a.about("max_errors", AsmSearch::new(marker, errors as u32))?;
-            let block = a.about("frame_bytes", AsmSync::new(search, a.size_in("frame_bytes", 1..=MAX_FRAME_BYTES)?))?;
+            let block = a.about("frame_bytes", AsmSync::new(search(a)?, a.size_in("frame_bytes", 1..=MAX_FRAME_BYTES)?))?;
+            asm.frames.push((asm.name.clone(), block.counts()));
+            asm.add(block.report_to(&asm.errors))
+        },
+    },
+    Kind {
+        name: "MarkerInserter",
+        summary: "puts the attached sync marker before every frame_bits bits of another code's channel bits (an LTE transport block's G)",
+        groups: &[&[FRAME_BITS, MARKER]],
+        ports: |_| Ok(io(Some(StreamType::U8), Some(StreamType::U8))),
+        add: |a, asm| {
+            let frame_bits = a.size_in("frame_bits", 1..=MAX_SOFT_FRAME)?;
+            let inserter = a.about("frame_bits", AsmInserter::new(marker(a)?, frame_bits))?;
+            asm.add(MarkerInserter::new(inserter).report_to(&asm.errors))
+        },
+    },
+    Kind {
+        name: "SoftAsmSync",
+        summary: "finds the attached sync marker in the hard decisions of f32 LLRs (errors allowed, 180° turned back) and passes on the frame_bits LLRs after each",
+        groups: &[&[FRAME_BITS], SEARCH],
+        ports: |_| Ok(io(Some(StreamType::F32), Some(StreamType::F32))),
+        add: |a, asm| {
+            let block = a.about("frame_bits", SoftAsmSync::new(search(a)?, a.size_in("frame_bits", 1..=MAX_SOFT_FRAME)?))?;
             asm.frames.push((asm.name.clone(), block.counts()));
             asm.add(block.report_to(&asm.errors))
         },
@@ -74,6 +84,31 @@ pub(super) const KINDS: &[Kind] = &[
         },
     },
 ];
+
+const MARKER: Param = Param::with_default("marker", ParamType::Text, Literal::Text("1acffc1d"), "the 32-bit marker in hex");
+
+const FRAME_BITS: Param = Param::required("frame_bits", ParamType::Count, "bits of a frame after its marker, 1..=1048576 (a transport block's G)");
+
+/// The marker search's parameters.
+const SEARCH: &[Param] = &[MARKER, Param::with_default("max_errors", ParamType::Count, Literal::Count(4), "bit errors a marker may have, 0..=8 (false markers per bit position: 1.9e-5 at 4)")];
+
+/// The marker a block's `marker` names.
+fn marker(a: &Args) -> anyhow::Result<u32> {
+    let marker = a.text("marker")?;
+    u32::from_str_radix(marker.trim_start_matches("0x"), 16)
+        .ok()
+        .filter(|_| marker.trim_start_matches("0x").len() == 8)
+        .ok_or_else(|| a.invalid("marker", format!("'{marker}' is not 8 hex digits (e.g. {ASM:08x})")))
+}
+
+/// The search of a block's `marker` and `max_errors`.
+fn search(a: &Args) -> anyhow::Result<AsmSearch> {
+    let errors = a.count("max_errors")?;
+    if errors > MAX_MARKER_ERRORS.into() {
+        return Err(a.invalid("max_errors", format!("{errors} is above {MAX_MARKER_ERRORS}")));
+    }
+    a.about("max_errors", AsmSearch::new(marker(a)?, errors as u32))
+}
 
 /// The frame's parameters, which the encoder and the decoder share.
 const FRAME: &[Param] = &[
