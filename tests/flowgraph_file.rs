@@ -50,6 +50,15 @@ fn the_shipped_files_build() {
     }
 }
 
+/// Without the radio feature the radio flowgraph is refused in one line
+/// naming the feature that brings its source (with it, `sdr_seify.rs` runs it).
+#[cfg(not(feature = "seify"))]
+#[test]
+fn a_radio_flowgraph_names_the_feature_it_needs() {
+    let sdr = include_str!("../flowgraphs/ccsds_rx_sdr.toml");
+    assert_has(&error_of(sdr, &[]), &["block 'radio'", "'SdrSource' needs the cargo feature seify", "--features seify"]);
+}
+
 /// A (de)puncturer whose pattern keeps every bit is no block in the built
 /// flowgraph (its profile line says so): what feeds it is connected past it.
 /// That the counts stay those of the direct simulation, `families.rs` shows.

@@ -72,6 +72,8 @@ pub use radio::{
     Agc, BitDifferentialDecoder, CarrierRecovery, ChannelModel, DifferentialDecoder, DifferentialEncoder, FskDemodulator, MatchedFilter, PskMapper, PskReceiver, PulseShaper, RealToComplex,
     SigmfSink, SigmfSource, SoftDemapper, TimingRecovery, WavItem, WavSource,
 };
+#[cfg(feature = "seify")]
+pub use radio::{SdrSettings, SdrSource};
 pub use random_bits::RandomBits;
 pub use throughput_probe::{Throughput, ThroughputMeter, ThroughputProbe};
 pub use sync::{BsidChannel, SyncDecoder, SyncEncoder};

@@ -8,7 +8,7 @@ use super::file::{BlockEntry, CodeEntry, FlowgraphFile, list};
 use super::params::{Access, Args, Literal, Need, ParamType, Value, check};
 use crate::files::Use;
 use crate::codes::settings::FieldType;
-use super::registry::{Kind, Ports, StreamType, kind, kinds};
+use super::registry::{Kind, Ports, StreamType, feature_of, kind, kinds};
 use crate::gpu::Backend;
 use anyhow::bail;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -207,6 +207,13 @@ fn param_type(ty: FieldType) -> ParamType {
 fn check_block<'a>(file: &FlowgraphFile, entry: &'a BlockEntry) -> anyhow::Result<Checked<'a>> {
     let label = &file.label;
     let Some(kind) = kind(&entry.kind) else {
+        if let Some(feature) = feature_of(&entry.kind) {
+            bail!(
+                "{label}: block '{}': block type '{}' needs the cargo feature {feature} (cargo build --release --features {feature})",
+                entry.name,
+                entry.kind
+            );
+        }
         bail!(
             "{label}: block '{}': unknown block type '{}' (known types: {})",
             entry.name,

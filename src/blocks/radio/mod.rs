@@ -1,7 +1,8 @@
 //! Radio blocks: the receive chain from samples to soft bits, the transmit
 //! side and the channel model, each thin over its stage in
 //! [`dsp`](crate::dsp), the WAV file source, and SigMF recordings
-//! ([`SigmfSource`], [`SigmfSink`]).
+//! ([`SigmfSource`], [`SigmfSink`]), and with the cargo feature `seify` a
+//! radio (`SdrSource`).
 //!
 //! A receive chain for an SSB receiver's audio (a recording):
 //! [`WavSource`] → [`RealToComplex`] → [`PskReceiver`] (or its stages:
@@ -10,9 +11,13 @@
 //! these blocks change the sample rate or drop the relation between items.
 //! For an FM receiver's audio, [`FskDemodulator`] takes 2-FSK to LLRs.
 
+#[cfg(feature = "seify")]
+mod sdr_source;
 mod sigmf;
 mod wav_source;
 
+#[cfg(feature = "seify")]
+pub use sdr_source::{SdrSettings, SdrSource};
 pub use sigmf::{SigmfSink, SigmfSource};
 pub use wav_source::{WavItem, WavSource};
 

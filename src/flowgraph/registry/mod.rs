@@ -98,6 +98,14 @@ pub fn kinds() -> impl Iterator<Item = &'static Kind> {
     common::KINDS.iter().chain(ccsds::KINDS).chain(zmq::KINDS).chain(radio::KINDS).chain(FAMILIES.iter().flat_map(|f| f.kinds.iter()))
 }
 
+/// The kinds a build may lack, each with the cargo feature that brings it.
+const FEATURE_KINDS: &[(&str, &str)] = &[("SdrSource", "seify")];
+
+/// The cargo feature that brings the kind named `name`, where this build lacks it.
+pub(crate) fn feature_of(name: &str) -> Option<&'static str> {
+    FEATURE_KINDS.iter().find(|(k, _)| *k == name && kind(k).is_none()).map(|(_, f)| *f)
+}
+
 /// The kind named `name`.
 pub fn kind(name: &str) -> Option<&'static Kind> {
     kinds().find(|k| k.name == name)

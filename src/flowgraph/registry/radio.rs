@@ -80,6 +80,31 @@ pub(super) const KINDS: &[Kind] = &[
             }
         },
     },
+    #[cfg(feature = "seify")]
+    Kind {
+        name: "SdrSource",
+        summary: "complex samples from a radio through seify (cargo feature `seify`): tuned, streamed for a number of samples or until stopped",
+        groups: &[&[
+            Param::with_default("args", ParamType::Text, Literal::Text("driver=dummy"), "seify device arguments: driver=rtlsdr, driver=hackrf, driver=soapy,soapy_driver=NAME, or driver=dummy (zeros, no radio)"),
+            Param::required("frequency", ParamType::Real, "centre frequency, Hz (above 0)"),
+            Param::required("sample_rate", ParamType::Real, "sample rate, Hz (above 0)"),
+            Param::optional("gain", ParamType::Real, "receive gain, dB (0 and up; absent: the radio's own)"),
+            Param::with_default("samples", ParamType::Count, Literal::Count(0), "stop after this many samples; 0 runs until Ctrl-C"),
+        ]],
+        ports: |_| Ok(io(None, Some(StreamType::Cf32))),
+        add: |a, asm| {
+            let settings = blocks::SdrSettings {
+                args: a.text("args")?.to_string(),
+                frequency: a.real("frequency")?,
+                sample_rate: a.real("sample_rate")?,
+                gain: a.real_opt("gain")?,
+                samples: Some(a.count("samples")?).filter(|&n| n > 0),
+            };
+            settings.check().map_err(|(field, problem)| a.invalid(field, problem))?;
+            let block = a.about("args", blocks::SdrSource::new(settings))?;
+            asm.add(block.report_to(&asm.errors))
+        },
+    },
     Kind {
         name: "RealToComplex",
         summary: "real samples (SSB audio) to complex baseband: the carrier to 0 Hz, low-passed, decimated",
