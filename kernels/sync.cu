@@ -175,13 +175,17 @@ __device__ __forceinline__ void sum_rows(const float* g, double* sums) {
     }
 }
 
-// 1 / Σ v by one warp (every lane gets it), or 0 when the sum is zero or
-// not finite (the model's failed normalisation).
+// 1 / total, or 0 when the total is zero or not finite (the model's failed
+// normalisation).
+__device__ __forceinline__ double inverse_of(double total) {
+    return (total > 0.0 && isfinite(total)) ? __ddiv_rn(1.0, total) : 0.0;
+}
+
+// 1 / Σ v by one warp (every lane gets it), as inverse_of.
 __device__ __forceinline__ double warp_inverse_total(const double* v, int len) {
     double s = 0.0;
     for (int j = threadIdx.x & 31; j < len; j += 32) s = __dadd_rn(s, v[j]);
-    const double total = warp_sum(s);
-    return (total > 0.0 && isfinite(total)) ? __ddiv_rn(1.0, total) : 0.0;
+    return inverse_of(warp_sum(s));
 }
 
 // The (value, index) of the larger, the first of equals.
@@ -292,8 +296,7 @@ extern "C" __global__ void sync_map(const float* __restrict__ in, const u32* __r
             double s = 0.0;
 #pragma unroll
             for (int j = 0; j < (SM + 31) / 32; j++) s = __dadd_rn(s, acc[j]);
-            const double total = warp_sum(s);
-            const double inv = (total > 0.0 && isfinite(total)) ? __ddiv_rn(1.0, total) : 0.0;
+            const double inv = inverse_of(warp_sum(s));
             if (lane == 0 && !(inv > 0.0)) lost = 1;
 #pragma unroll
             for (int j = 0; j < (SM + 31) / 32; j++) {
@@ -392,8 +395,7 @@ extern "C" __global__ void sync_map(const float* __restrict__ in, const u32* __r
                 app[d] = a;
                 s = __dadd_rn(s, a);
             }
-            const double total = warp_sum(s);
-            const double inv = (total > 0.0 && isfinite(total)) ? __ddiv_rn(1.0, total) : 0.0;
+            const double inv = inverse_of(warp_sum(s));
             if (!(inv > 0.0)) {
                 if (lane == 0) lost = 1;
             } else {
