@@ -55,8 +55,9 @@ fn bench(code: &dyn Code, _given: &Map<String, Value>, args: &BenchArgs) -> anyh
         let options = BackendOptions { backend: run.backend, cpu_threads: threads, ..Default::default() };
         let (mut dec, _) = sync_decoder::<u8>(chain.code(), chain.params(), chain.stream_config(), 1.0, false, &options)?;
         let batch_frames = dec.limit().units;
-        // Repetitions of whole batches, so the timing is of full ones.
-        let used = frames.div_ceil(batch_frames) * batch_frames;
+        // Repetitions of whole batches, so the timing is of full ones; fewer frames than a batch
+        // are timed as they are (a whole number per thread), since a batch of slow codes can take minutes.
+        let used = if frames >= batch_frames { frames.div_ceil(batch_frames) * batch_frames } else { frames.div_ceil(threads) * threads };
         let items: Vec<u8> = windows.iter().copied().cycle().take(used * chain.window()).collect();
         let timing = time_decoder(dec.as_mut(), &Batch::uniform(&items, chain.window())?, (used * k) as u64, run.budget)?;
         let fps = timing.mbps() * 1e6 / k as f64;
