@@ -64,7 +64,9 @@ fn bench(code: &dyn Code, _given: &Map<String, Value>, args: &BenchArgs) -> anyh
         let mut figures = timing.figures(threads);
         figures.push(("frames", fps, "frames/s"));
         crate::figures::row("decoders", label, &figures)?;
-        println!("{:.3} Mb/s  {fps:.0} frames/s  {threads} threads  {}", timing.mbps(), dec.describe());
+        // Slow codes run a few frames a second: keep four significant digits.
+        let (mbps, fps) = (timing.mbps(), format!("{fps:.*}", if fps < 100.0 { 3 } else { 0 }));
+        println!("{mbps:.*} Mb/s  {fps} frames/s  {threads} threads  {}", if mbps < 1.0 { 5 } else { 3 }, dec.describe());
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! bits to codewords of N bits, on all cores when there are many.
 
 use super::spec::PolarSpec;
-use super::transform::{bit, words};
+use super::transform::{unpack, words};
 use crate::codes::encode::{Encoder, Pending};
 use crate::codes::error::CodeResult;
 
@@ -72,9 +72,7 @@ impl Encoder for PolarEncoder {
 pub fn codeword_of_info(spec: &PolarSpec, info: &[u8], x: &mut [u8]) {
     let mut v = vec![0u64; words(spec.n())];
     spec.encode_info(info, &mut v);
-    for (i, b) in x.iter_mut().enumerate() {
-        *b = bit(&v, i);
-    }
+    unpack(&v, x);
 }
 
 #[cfg(test)]

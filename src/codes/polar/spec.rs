@@ -4,8 +4,10 @@
 
 use super::check::InfoCheck;
 use super::code::{BitKind, PolarCode};
-use super::transform::{bit, polar_transform, words};
+use super::transform::{bit, polar_transform, unpack, words};
 use crate::codes::error::{CodeError, CodeResult, invalid};
+use crate::codes::packed::pack_word;
+use std::cell::RefCell;
 use std::sync::Arc;
 
 /// The shift register of the 5G parity-check bits (TS 38.212 §5.3.1.2): five
@@ -146,17 +148,25 @@ impl PolarSpec {
         if x.len() != self.n() {
             return Err(CodeError::LengthMismatch(format!("a codeword of {} bits into {}", self.n(), x.len())));
         }
-        let mut info = Vec::with_capacity(self.code.k());
-        match &self.check {
-            Some(c) => c.attach(payload, &mut info)?,
-            None if payload.len() == self.code.k() => info.extend_from_slice(payload),
-            None => return Err(CodeError::LengthMismatch(format!("a payload of {} bits for a code with K = {}", payload.len(), self.code.k()))),
+        thread_local! {
+            // A stream encodes codeword after codeword on each thread: no allocation per codeword.
+            static SCRATCH: RefCell<(Vec<u8>, Vec<u64>)> = const { RefCell::new((Vec::new(), Vec::new())) };
         }
-        let mut v = vec![0u64; words(self.n())];
-        self.encode_info(&info, &mut v);
-        for (i, b) in x.iter_mut().enumerate() {
-            *b = bit(&v, i);
-        }
+        SCRATCH.with_borrow_mut(|(with_crc, v)| {
+            let info = match &self.check {
+                Some(c) => {
+                    with_crc.clear();
+                    c.attach(payload, with_crc)?;
+                    &with_crc[..]
+                }
+                None if payload.len() == self.code.k() => payload,
+                None => return Err(CodeError::LengthMismatch(format!("a payload of {} bits for a code with K = {}", payload.len(), self.code.k()))),
+            };
+            v.resize(words(self.n()), 0);
+            self.encode_info(info, v);
+            unpack(v, x);
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -182,9 +192,14 @@ impl PolarSpec {
     fn place(&self, info: &[u8], v: &mut [u64]) {
         let code = &self.code;
         let mut set = |i: usize, b: u8| v[i / 64] |= u64::from(b & 1) << (i % 64);
-        if code.parity().is_empty() {
-            for (&i, &b) in code.info().iter().zip(info) {
-                set(i as usize, b);
+        if code.parity().is_empty() && info.len() == code.k() {
+            // The information positions ascend, so each word takes the next
+            // bits in order, at its mask's places: pack, then deposit.
+            let mut at = 0;
+            for (w, &mask) in v.iter_mut().zip(self.info_mask.iter()) {
+                let count = mask.count_ones() as usize;
+                *w = deposit(pack_word(&info[at..at + count]), mask);
+                at += count;
             }
             return;
         }
@@ -249,9 +264,56 @@ impl PolarSpec {
     }
 }
 
+/// The low bits of `bits` at the set places of `mask`, in order (BMI2's
+/// PDEP, one instruction where the CPU has it).
+#[inline]
+fn deposit(bits: u64, mask: u64) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("bmi2") {
+        // SAFETY: the CPU has BMI2, checked just above.
+        return unsafe { std::arch::x86_64::_pdep_u64(bits, mask) };
+    }
+    deposit_portable(bits, mask)
+}
+
+/// [`deposit`] bit by bit.
+fn deposit_portable(bits: u64, mask: u64) -> u64 {
+    let (mut out, mut rest, mut b) = (0, mask, bits);
+    while rest != 0 {
+        let low = rest & rest.wrapping_neg();
+        if b & 1 != 0 {
+            out |= low;
+        }
+        b >>= 1;
+        rest &= rest - 1;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn deposit_puts_the_low_bits_at_the_mask_places() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..1000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let (bits, mask) = (x, x.rotate_left(23) & x.rotate_left(41));
+            let mut want = 0;
+            let mut next = 0;
+            for i in 0..64 {
+                if mask >> i & 1 == 1 {
+                    want |= (bits >> next & 1) << i;
+                    next += 1;
+                }
+            }
+            assert_eq!(deposit(bits, mask), want);
+            assert_eq!(deposit_portable(bits, mask), want);
+        }
+    }
     use crate::codes::crc::CRC11;
     use crate::codes::polar::transform::pack;
     use crate::codes::polar::{Construction, test_bits};

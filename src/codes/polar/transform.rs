@@ -61,6 +61,43 @@ pub fn pack(bits: &[u8], out: &mut [u64]) {
     }
 }
 
+/// Byte `b` spread to eight bytes, bit j of `b` in byte j (0 or 1).
+const SPREAD: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut j = 0;
+        while j < 8 {
+            t[b] |= ((b as u64 >> j) & 1) << (8 * j);
+            j += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// The first `x.len()` bits of packed `v`, one `u8` (0 or 1) each, `x[i]`
+/// = bit `i`: a table look-up per byte, not a shift per bit.
+///
+/// # Example
+/// ```
+/// use gpufec::codes::polar::transform::unpack;
+/// let mut x = [9u8; 10];
+/// unpack(&[0b10_0000_0101], &mut x);
+/// assert_eq!(x, [1, 0, 1, 0, 0, 0, 0, 0, 0, 1]);
+/// ```
+pub fn unpack(v: &[u64], x: &mut [u8]) {
+    let whole = x.len() / 8 * 8;
+    let (bytes, rest) = x.split_at_mut(whole);
+    for (k, out) in bytes.chunks_exact_mut(8).enumerate() {
+        let byte = (v[k / 8] >> (8 * (k % 8))) as u8;
+        out.copy_from_slice(&SPREAD[byte as usize].to_le_bytes());
+    }
+    for (j, b) in rest.iter_mut().enumerate() {
+        *b = bit(v, whole + j);
+    }
+}
+
 /// Bit `i` of packed `v`.
 #[inline]
 pub fn bit(v: &[u64], i: usize) -> u8 {
@@ -90,6 +127,17 @@ mod tests {
                 let got: Vec<u8> = (0..n).map(|j| bit(&v, j)).collect();
                 assert_eq!(got, row(i, n), "N {n} row {i}");
             }
+        }
+    }
+
+    #[test]
+    fn unpack_is_bit_by_bit() {
+        let v = [0x0123_4567_89AB_CDEFu64, 0xF0E1_D2C3_B4A5_9687, 0x8000_0000_0000_0001];
+        for len in [0, 1, 7, 8, 9, 63, 64, 65, 130, 192] {
+            let mut x = vec![7u8; len];
+            unpack(&v, &mut x);
+            let want: Vec<u8> = (0..len).map(|i| bit(&v, i)).collect();
+            assert_eq!(x, want, "{len} bits");
         }
     }
 }
