@@ -99,7 +99,7 @@ fn cases() -> Vec<Case> {
             flowgraph: "flowgraphs/turbo_awgn.toml",
             runs: &[
                 &["turbo.block=1024", "vars.ebn0_db=0.6", "source.total=307200"],
-                &["turbo.block=1024", "vars.ebn0_db=0.6", "source.total=307200", "channel.llr=\"f32\"", "framer.llr=\"f32\"", "decoder.llr=\"f32\""],
+                &["turbo.block=1024", "vars.ebn0_db=0.6", "source.total=307200", "channel.llr=\"f32\"", "decoder.llr=\"f32\""],
             ],
         },
         Case {

@@ -27,7 +27,7 @@ fn f32_llrs_count_what_i8_llrs_count_near_enough() {
     let mut sets = K1024.to_vec();
     sets.push(&total);
     let i8s = run_file(&sets).unwrap().ber[0].1;
-    sets.extend(["channel.llr=\"f32\"", "framer.llr=\"f32\"", "decoder.llr=\"f32\""]);
+    sets.extend(["channel.llr=\"f32\"", "decoder.llr=\"f32\""]);
     let f32s = run_file(&sets).unwrap().ber[0].1;
     assert_eq!((i8s.bits, f32s.bits), (1024 * 300, 1024 * 300));
     assert!(f32s.frame_errors > 0 && f32s.frame_errors < f32s.frames / 2, "{f32s:?}");

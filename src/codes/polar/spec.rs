@@ -174,7 +174,6 @@ impl PolarSpec {
     /// into `v` (`words(N)` words).
     pub fn encode_info(&self, info: &[u8], v: &mut [u64]) {
         let n = self.n();
-        v.fill(0);
         self.place(info, v);
         polar_transform(v, n);
         if self.systematic {
@@ -186,23 +185,17 @@ impl PolarSpec {
         }
     }
 
-    /// u of the information bits, packed into `v` (zeroed): them in the
-    /// information positions, the parity-check bits from the register,
-    /// zeros elsewhere (§5.3.1.2).
+    /// u of the information bits, packed into `v`: them in the information
+    /// positions, the parity-check bits from the register, zeros elsewhere
+    /// (§5.3.1.2).
     fn place(&self, info: &[u8], v: &mut [u64]) {
         let code = &self.code;
-        let mut set = |i: usize, b: u8| v[i / 64] |= u64::from(b & 1) << (i % 64);
         if code.parity().is_empty() && info.len() == code.k() {
-            // The information positions ascend, so each word takes the next
-            // bits in order, at its mask's places: pack, then deposit.
-            let mut at = 0;
-            for (w, &mask) in v.iter_mut().zip(self.info_mask.iter()) {
-                let count = mask.count_ones() as usize;
-                *w = deposit(pack_word(&info[at..at + count]), mask);
-                at += count;
-            }
+            deposit_words(info, &self.info_mask, v);
             return;
         }
+        v.fill(0);
+        let mut set = |i: usize, b: u8| v[i / 64] |= u64::from(b & 1) << (i % 64);
         let mut y = PcRegister::default();
         let mut next = info.iter();
         for (i, kind) in code.kinds().iter().enumerate() {
@@ -264,19 +257,37 @@ impl PolarSpec {
     }
 }
 
-/// The low bits of `bits` at the set places of `mask`, in order (BMI2's
-/// PDEP, one instruction where the CPU has it).
-#[inline]
-fn deposit(bits: u64, mask: u64) -> u64 {
+/// Each word of `v` takes the next bits of `info` (0/1 bytes) at the set
+/// places of its mask, in order: the information positions ascend, so a
+/// word's bits are packed and deposited at once (BMI2's PDEP, one
+/// instruction, where the CPU has it).
+fn deposit_words(info: &[u8], masks: &[u64], v: &mut [u64]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("bmi2") {
         // SAFETY: the CPU has BMI2, checked just above.
-        return unsafe { std::arch::x86_64::_pdep_u64(bits, mask) };
+        unsafe { deposit_words_bmi2(info, masks, v) };
+        return;
     }
-    deposit_portable(bits, mask)
+    deposit_words_with(info, masks, v, deposit_portable);
 }
 
-/// [`deposit`] bit by bit.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "bmi2")]
+fn deposit_words_bmi2(info: &[u8], masks: &[u64], v: &mut [u64]) {
+    deposit_words_with(info, masks, v, |bits, mask| std::arch::x86_64::_pdep_u64(bits, mask));
+}
+
+#[inline(always)]
+fn deposit_words_with(info: &[u8], masks: &[u64], v: &mut [u64], deposit: impl Fn(u64, u64) -> u64) {
+    let mut at = 0;
+    for (w, &mask) in v.iter_mut().zip(masks) {
+        let count = mask.count_ones() as usize;
+        *w = deposit(pack_word(&info[at..at + count]), mask);
+        at += count;
+    }
+}
+
+/// PDEP bit by bit.
 fn deposit_portable(bits: u64, mask: u64) -> u64 {
     let (mut out, mut rest, mut b) = (0, mask, bits);
     while rest != 0 {
@@ -295,23 +306,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn deposit_puts_the_low_bits_at_the_mask_places() {
+    fn words_take_the_next_bits_at_their_mask_places() {
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        for _ in 0..1000 {
+        let mut next = || {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            let (bits, mask) = (x, x.rotate_left(23) & x.rotate_left(41));
-            let mut want = 0;
-            let mut next = 0;
-            for i in 0..64 {
-                if mask >> i & 1 == 1 {
-                    want |= (bits >> next & 1) << i;
-                    next += 1;
+            x
+        };
+        for _ in 0..200 {
+            let masks: Vec<u64> = (0..4).map(|_| next() & next()).collect();
+            let info: Vec<u8> = (0..masks.iter().map(|m| m.count_ones()).sum::<u32>()).map(|_| (next() & 1) as u8).collect();
+            let mut want = vec![0u64; 4];
+            let mut bits = info.iter();
+            for i in 0..256 {
+                if masks[i / 64] >> (i % 64) & 1 == 1 {
+                    want[i / 64] |= u64::from(*bits.next().unwrap()) << (i % 64);
                 }
             }
-            assert_eq!(deposit(bits, mask), want);
-            assert_eq!(deposit_portable(bits, mask), want);
+            let (mut got, mut portable) = (vec![7u64; 4], vec![7u64; 4]);
+            deposit_words(&info, &masks, &mut got);
+            deposit_words_with(&info, &masks, &mut portable, deposit_portable);
+            assert_eq!(got, want);
+            assert_eq!(portable, want);
         }
     }
     use crate::codes::crc::CRC11;
