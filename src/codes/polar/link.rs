@@ -67,6 +67,10 @@ impl Encoder for FramesEncoder {
         self.0.encode(bits, out)
     }
 
+    fn encode_into(&mut self, bits: &[u8], out: &mut [u8]) -> CodeResult<Option<(usize, usize)>> {
+        self.0.encode_into(bits, out)
+    }
+
     fn at_boundary(&self) -> bool {
         self.0.at_boundary()
     }
