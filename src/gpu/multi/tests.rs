@@ -162,7 +162,7 @@ fn run(m: &mut MultiDevice<u8>, input: &[u8], drive: Drive) -> CodeResult<Decode
         return Ok(out);
     }
     // One buffer the in-place drive reuses batch after batch, as a stream's input buffer.
-    let mut buffer = vec![0u8; 3 * UNIT];
+    let mut buffer = [0u8; 3 * UNIT];
     for part in input.chunks(3 * UNIT) {
         if m.in_flight() >= m.depth() {
             m.collect(&mut out)?;
