@@ -181,7 +181,7 @@ pub struct MultiDevice<T: Copy + Send + Sync + 'static> {
     next_seq: u64,
     /// Where the round robin looks first.
     next_lane: usize,
-    /// Makes the copies of submitted batches.
+    /// Makes the copies of the batches' input: the GPU pipelines' host threads.
     host: std::sync::Arc<rayon::ThreadPool>,
 }
 
@@ -259,6 +259,7 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
         let f = &mut self.flights[at];
         f.state = State::On(lane);
         let (seq, kept) = (f.seq, KeptPtr(&mut *f.kept as *mut Kept<T>));
+        let host = self.host.clone();
         let l = &mut self.lanes[lane];
         l.fifo.push_back(seq);
         l.unanswered += 1;
@@ -269,7 +270,7 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
             // touches it meanwhile (`settle` comes first everywhere).
             let kept = unsafe { &mut *kept.0 };
             if reused {
-                kept.copy_lent();
+                host.install(|| kept.copy_lent());
                 // SAFETY: the caller of `submit_reused` keeps the lent items
                 // until `reused_read`, which waits for this decoder's reads.
                 unsafe { d.submit_reused(&kept.batch()) }.map(|_| ())
