@@ -90,7 +90,12 @@ impl Fault {
             return Ok(asked);
         }
         let Some(text) = std::env::var(FAULT_VARIABLE).ok().filter(|v| !v.trim().is_empty()) else { return Ok(None) };
-        let (fault, on) = Self::parse_on(&text)?;
+        Self::aimed(&text, device)
+    }
+
+    /// The fault `text` names if it strikes `device`.
+    fn aimed(text: &str, device: usize) -> anyhow::Result<Option<Fault>> {
+        let (fault, on) = Self::parse_on(text)?;
         Ok(on.is_none_or(|d| d == device).then_some(fault))
     }
 }
@@ -159,4 +164,22 @@ pub(crate) fn mark_wedged(device: usize) {
 /// (freeing waits for the device, which would hang).
 pub(crate) fn wedged(device: usize) -> bool {
     device < 64 && WEDGED.load(Ordering::SeqCst) & (1 << device) != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Fault;
+
+    /// `@D` aims a fault at device D alone; without it, every device is struck.
+    #[test]
+    fn a_fault_strikes_the_device_it_names() {
+        let trap = Some(Fault::Trap { batch: 3 });
+        assert_eq!(Fault::aimed("trap:3@1", 1).unwrap(), trap);
+        assert_eq!(Fault::aimed("trap:3@1", 0).unwrap(), None);
+        assert_eq!(Fault::aimed("trap:3", 5).unwrap(), trap);
+        assert_eq!(Fault::aimed(" hang:2 @ 0 ", 0).unwrap(), Some(Fault::Hang { batch: 2 }));
+        for bad in ["trap:3@", "trap:3@-1", "melt@1", "trap:0@1"] {
+            assert!(Fault::aimed(bad, 1).is_err(), "{bad} accepted");
+        }
+    }
 }
