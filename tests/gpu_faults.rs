@@ -25,14 +25,14 @@ const RUNS: &[(&str, &[&str])] = &[
 /// Longest a failing run may take, start-up and kernel compilation included.
 const LIMIT: Duration = Duration::from_secs(120);
 
-/// Run `gpufec run FILE --backend gpu` with `sets` and the fault `fault`;
-/// the run must fail with one `error:` line holding each of `want`, in time.
-fn fails_with(file: &str, sets: &[&str], fault: &str, want: &[&str]) -> Duration {
+/// Run `gpufec run FILE --backend gpu` with `sets`, `extra` arguments and
+/// the fault `fault` (none: ""), within [`LIMIT`].
+fn run_with(file: &str, sets: &[&str], extra: &[&str], fault: &str) -> std::process::Output {
     let mut args = vec!["run".to_string(), file.to_string(), "--backend".into(), "gpu".into(), "--quiet".into()];
     for s in sets {
         args.extend(["--set".to_string(), s.to_string()]);
     }
-    let started = Instant::now();
+    args.extend(extra.iter().map(|a| a.to_string()));
     let child = Command::new(env!("CARGO_BIN_EXE_gpufec"))
         .args(&args)
         .env("GPUFEC_TEST_FAULT", fault)
@@ -40,7 +40,14 @@ fn fails_with(file: &str, sets: &[&str], fault: &str, want: &[&str]) -> Duration
         .stderr(Stdio::piped())
         .spawn()
         .expect("gpufec starts");
-    let o = common::finish_within(child, LIMIT);
+    common::finish_within(child, LIMIT)
+}
+
+/// Run `gpufec run FILE --backend gpu` with `sets` and the fault `fault`;
+/// the run must fail with one `error:` line holding each of `want`, in time.
+fn fails_with(file: &str, sets: &[&str], fault: &str, want: &[&str]) -> Duration {
+    let started = Instant::now();
+    let o = run_with(file, sets, &[], fault);
     let took = started.elapsed();
     let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     let what = format!("{file} with {fault}: status {:?}, stdout:\n{out}\nstderr:\n{err}", o.status.code());
@@ -95,4 +102,34 @@ fn a_bad_fault_switch_is_refused() {
         return;
     }
     fails_with(RUNS[0].0, RUNS[0].1, "melt", &["GPUFEC_TEST_FAULT=melt", "trap:N"]);
+}
+
+/// Over several GPUs, a device that fails is taken out and the others
+/// decode its batches: each family's shipped flowgraph on every GPU with
+/// GPU 1 trapping at its third batch ends as the fault-free run does (the
+/// same BER line), and stderr names GPU 1 and CUDA's error. Needs two GPUs.
+#[test]
+fn a_gpu_that_fails_among_several_is_taken_out_and_no_bit_is_lost() {
+    let name = "a_gpu_that_fails_among_several_is_taken_out_and_no_bit_is_lost";
+    if !common::have_gpu(name) {
+        return;
+    }
+    let found = gpufec::gpu::devices().unwrap().len();
+    if found < 2 {
+        common::say(&format!("SKIPPED {name}: {found} GPU, needs 2"));
+        return;
+    }
+    for (file, sets) in RUNS {
+        let runs = ["", "trap:3@1"].map(|fault| {
+            let o = run_with(file, sets, &["--gpu-devices", "all"], fault);
+            let (out, err) = (String::from_utf8_lossy(&o.stdout).to_string(), String::from_utf8_lossy(&o.stderr).to_string());
+            assert!(o.status.success(), "{file} with {fault:?}: status {:?}\n{out}\n{err}", o.status.code());
+            (out, err)
+        });
+        let [(clean, _), (faulted, err)] = &runs;
+        assert_eq!(common::ber_line(clean), common::ber_line(faulted), "{file}: fault-free:\n{clean}\nGPU 1 trapping:\n{faulted}\n{err}");
+        let said = err.lines().find(|l| l.contains("GPU 1 taken out")).unwrap_or_else(|| panic!("{file}: stderr names no device taken out:\n{err}"));
+        assert!(said.contains("CUDA_ERROR"), "{said}");
+        common::say(&format!("{file}, trap:3@1 over {found} GPUs: {said}"));
+    }
 }

@@ -284,3 +284,82 @@ pub fn cpu_model() -> String {
     let model = cpuinfo.lines().find_map(|l| l.strip_prefix("model name").and_then(|r| r.split(':').nth(1)));
     model.map_or_else(|| "unknown CPU".to_string(), |m| m.trim().to_string())
 }
+
+/// Batches each device decodes in the streaming figures of [`devices_report`].
+const STREAM_BATCHES_PER_DEVICE: usize = 16;
+/// Bytes of the copy that measures each device's PCIe link.
+const PCIE_BYTES: usize = 256 << 20;
+
+/// The figures of a bench over several GPUs (`--gpu-devices`), after its
+/// row: `total` (the decoder over every device, which decoded that row)
+/// streaming many batches of the uniform `units` (whole batches, taken
+/// round robin, so that no pipeline fills or drains inside the figure); each
+/// device alone, built by `one`, kernel-only and end to end, with its PCIe
+/// host→device rate and the batches the row dealt it; the host's memory
+/// limits on its pipeline threads; and which limit binds.
+pub fn devices_report<T: Copy + Send + Sync>(
+    total: &mut dyn BatchDecoder<T>,
+    devices: &[usize],
+    one: impl Fn(usize) -> anyhow::Result<Box<dyn crate::gpu::bench::GpuBench<T>>>,
+    units: &[T],
+) -> anyhow::Result<()> {
+    use crate::gpu::bench::{end_to_end, end_to_end_gbps, host_floor, kernel_only, pinned_h2d_gbps};
+    let Some(&lead) = devices.first() else { return Ok(()) };
+    let shape = total.shapes()[0];
+    let batch_items = total.limit().units * shape.items;
+    if units.len() < batch_items {
+        println!("per device: not measured: --bits holds less than one batch ({} units)", total.limit().units);
+        return Ok(());
+    }
+    // One device's decoder deals nothing: it took every batch.
+    let dealt: Vec<(usize, u64, u64)> = match total.dealt() {
+        d if d.is_empty() => devices.iter().map(|&d| (d, 0, 0)).collect(),
+        d => d,
+    };
+    let n = dealt.len();
+    crate::figures::measuring("all devices, streaming");
+    let batches = STREAM_BATCHES_PER_DEVICE * n;
+    let all = end_to_end_gbps(total, units, batches)?;
+    // Input bytes per information bit, rounded up (2 for i8 LLRs at rate 1/2).
+    let in_bytes = (shape.items * std::mem::size_of::<T>()).div_ceil(shape.bits.max(1));
+    let mut alone = Vec::new();
+    let mut pcie = Vec::new();
+    println!("\nper device (each alone: kernel-only on device-resident input, end to end streaming {STREAM_BATCHES_PER_DEVICE} batches; dealt: what the row above gave it):");
+    for &(d, b, u) in &dealt {
+        crate::figures::measuring(&format!("GPU {d} alone"));
+        let mut dec = one(d)?;
+        let kernel = kernel_only(dec.as_mut(), units, 5)?;
+        let e2e = end_to_end(dec.as_mut(), units, STREAM_BATCHES_PER_DEVICE)?.gbps;
+        drop(dec);
+        let link = pinned_h2d_gbps(d, PCIE_BYTES)?;
+        let link_bits = link / in_bytes as f64;
+        crate::figures::row(
+            "devices",
+            format!("GPU {d}"),
+            &[("kernel-only", kernel, "Gb/s"), ("end-to-end alone", e2e, "Gb/s"), ("PCIe host→device", link, "GB/s"), ("batches dealt", b as f64, "batches"), ("units dealt", u as f64, "units")],
+        )?;
+        println!("GPU {d}: kernel-only {kernel:.1} Gb/s, end to end alone {e2e:.1} Gb/s, PCIe host→device {link:.1} GB/s ({link_bits:.1} Gb/s of information), dealt {b} batches, {u} units");
+        alone.push(e2e);
+        pcie.push(link_bits);
+    }
+    let first = alone.first().copied().unwrap_or(f64::NAN);
+    crate::figures::row("devices", format!("all {n}"), &[("end-to-end", all, "Gb/s"), ("speed-up over the first alone", all / first, "×")])?;
+    println!("all {}, streaming {batches} batches: end to end {all:.1} Gb/s, {:.2}× GPU {} alone", crate::codes::words::count_of(n as u64, "GPU"), all / first, lead);
+    let floor = host_floor(lead, in_bytes, total.limit().units * shape.bits)?;
+    let (devices, links) = (alone.iter().sum::<f64>(), pcie.iter().sum::<f64>());
+    let limits = [
+        (devices, format!("the {n} devices alone add up to {devices:.1} Gb/s")),
+        (links, format!("{n} × PCIe carry {links:.1} Gb/s of information")),
+        (
+            floor.cap_gbps,
+            format!(
+                "host staging at {:.1} GB/s and unpacking at {:.1} GB/s on {} threads cap end to end at {:.1} Gb/s",
+                floor.stage_gb, floor.unpack_gb, floor.threads, floor.cap_gbps
+            ),
+        ),
+    ];
+    let binds = limits.iter().min_by(|a, b| a.0.total_cmp(&b.0)).expect("three limits");
+    let others: Vec<&str> = limits.iter().filter(|l| l.0 != binds.0).map(|l| l.1.as_str()).collect();
+    println!("binding limit: {} ({:.0} % of it measured); beside it {}", binds.1, 100.0 * all / binds.0, others.join(", "));
+    Ok(())
+}

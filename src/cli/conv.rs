@@ -2,14 +2,15 @@
 //! per configuration, LLR type and thread count, and on a GPU the kernel's
 //! own figures and the paper's tables.
 
-use super::bench::{BenchArgs, LlrSet, Row, Run, time_decoder, where_run};
+use super::bench::{BenchArgs, LlrSet, Row, Run, devices_report, time_decoder, where_run};
 use super::FamilyCli;
 use crate::codes::conv::{ConvChain, ConvSetup, ConvSettings, DEFAULT_GROUP, FrameConfig, NoisyLlrs, TileConfig, ViterbiLlr, ViterbiMode, default_tile};
 use crate::codes::decode::Batch;
 use crate::codes::llr::LlrType;
 use crate::codes::settings::{Chain, Settings};
 use crate::flowgraph::family::downcast;
-use crate::gpu::{BENCH_EBN0_DB, BackendOptions, GpuBenchOptions, PipelineOptions, ViterbiTuning, viterbi_decoder};
+use crate::gpu::bench::GpuBench;
+use crate::gpu::{BENCH_EBN0_DB, BackendOptions, GpuBenchOptions, GpuViterbi, PipelineOptions, ViterbiTuning, viterbi_decoder};
 use anyhow::Context;
 use serde_json::{Map, Value};
 
@@ -136,6 +137,13 @@ fn rows<T: ViterbiLlr>(conv: &ConvSetup, on_load: bool, setup: &Setup, ebn0: f64
         let timing = time_decoder(decoder.as_mut(), &batch, info, run.budget)?;
         crate::figures::row("decoders", label, &timing.figures(threads))?;
         println!("{}", Row { setup: &setup.name, llr: T::NAME, threads, bits: info, mbps: timing.mbps(), describe: decoder.describe() });
+        if let (Some(list), ViterbiMode::Tiled(tile), true) = (&run.devices, setup.mode, run.gpu) {
+            let one = |device| -> anyhow::Result<Box<dyn GpuBench<T>>> {
+                let p = PipelineOptions { device, slots: run.slots, ..Default::default() };
+                Ok(Box::new(GpuViterbi::<T>::new(conv.trellis.clone(), tile, on_load.then_some(&conv.puncture), &p, ViterbiTuning::default())?))
+            };
+            devices_report(decoder.as_mut(), &list.resolve()?, one, &units)?;
+        }
     }
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! for transport blocks, the whole decoder path end to end on either.
 
 use super::FamilyCli;
-use super::bench::{BenchArgs, LlrSet, Run, fastest, time_decoder, where_run};
+use super::bench::{BenchArgs, LlrSet, Run, devices_report, fastest, time_decoder, where_run};
 use crate::codes::bits::BitSource;
 use crate::codes::encode::Encoder;
 use crate::codes::decode::Batch;
@@ -12,7 +12,8 @@ use crate::codes::turbo::decoder::Precision;
 use crate::codes::settings::Chain;
 use crate::codes::turbo::{Dematching, Sent, TransportBlock, TransportEncoder, TurboChain, TurboCode};
 use crate::flowgraph::family::downcast;
-use crate::gpu::{BackendOptions, PipelineOptions, bench_turbo, turbo_decoder};
+use crate::gpu::bench::GpuBench;
+use crate::gpu::{BackendOptions, GpuTurbo, PipelineOptions, bench_turbo, turbo_decoder};
 use anyhow::Context;
 use serde_json::{Map, Value};
 
@@ -83,6 +84,14 @@ fn bench_blocks<T: Llr>(chain: &TurboChain, code: &TurboCode, ebn0: f64, run: &R
         let timing = time_decoder(dec.as_mut(), &Batch::uniform(&llrs, code.coded_len())?, (blocks * code.k()) as u64, run.budget)?;
         crate::figures::row("code blocks", label, &timing.figures(threads))?;
         println!("{:.2} Mb/s  {threads} threads  {}", timing.mbps(), dec.describe());
+        if let (Some(list), true) = (&run.devices, run.gpu) {
+            let cfg = chain.config_for(code.k(), true);
+            let one = |device| -> anyhow::Result<Box<dyn GpuBench<T>>> {
+                let p = PipelineOptions { device, slots: run.slots, ..Default::default() };
+                Ok(Box::new(GpuTurbo::<T>::new(code.clone(), cfg, 1.0, &p)?))
+            };
+            devices_report(dec.as_mut(), &list.resolve()?, one, &llrs)?;
+        }
     }
     Ok(())
 }

@@ -106,6 +106,17 @@ impl EndToEnd {
 /// keeping the decoder's depth in flight. One batch first, so that no
 /// first-touch cost lands in the figure.
 pub fn end_to_end<T: Copy + Send + Sync>(dec: &mut dyn GpuBench<T>, units: &[T], batches: usize) -> anyhow::Result<EndToEnd> {
+    streamed(dec, units, batches, |d| d.last_split())
+}
+
+/// [`end_to_end`]'s throughput, Gb/s, through any decoder (one spread over
+/// several devices, which has no time split of its own).
+pub fn end_to_end_gbps<T: Copy + Send + Sync>(dec: &mut dyn BatchDecoder<T>, units: &[T], batches: usize) -> anyhow::Result<f64> {
+    Ok(streamed(dec, units, batches, |_| BatchSplit::default())?.gbps)
+}
+
+/// [`end_to_end`] with `split` telling where each batch collected spent its time.
+fn streamed<T: Copy + Send + Sync, D: BatchDecoder<T> + ?Sized>(dec: &mut D, units: &[T], batches: usize, split: impl Fn(&D) -> BatchSplit) -> anyhow::Result<EndToEnd> {
     let shape = dec.shapes()[0];
     let per_batch = dec.limit().units * shape.items;
     let distinct = (units.len() / per_batch.max(1)).clamp(1, 2);
@@ -117,11 +128,11 @@ pub fn end_to_end<T: Copy + Send + Sync>(dec: &mut dyn GpuBench<T>, units: &[T],
     let mut sink = 0usize;
     let (mut h2d, mut ker, mut d2h) = (0.0, 0.0, 0.0);
     let (mut stage, mut unpack) = (0.0, 0.0);
-    let mut collect = |dec: &mut dyn GpuBench<T>, out: &mut Decoded| -> anyhow::Result<()> {
+    let mut collect = |dec: &mut D, out: &mut Decoded| -> anyhow::Result<()> {
         out.clear();
         dec.collect(out)?;
         sink += out.bits.len();
-        let s = dec.last_split();
+        let s = split(dec);
         (h2d, ker, d2h, unpack) = (h2d + s.h2d_ms, ker + s.kernel_ms, d2h + s.d2h_ms, unpack + s.host_out_ms);
         Ok(())
     };
@@ -170,14 +181,29 @@ fn best_secs(warmups: usize, runs: usize, mut f: impl FnMut() -> anyhow::Result<
 /// into pinned memory (with the pipeline's streaming stores), of unpacking bits
 /// to bytes, and of a plain pageable copy for reference, each the best of five
 /// on the pipeline's own host threads.
-pub fn host_floor(device: usize, in_bytes: usize, bits: usize) -> anyhow::Result<()> {
+pub fn host_floor(device: usize, in_bytes: usize, bits: usize) -> anyhow::Result<HostFloor> {
     crate::figures::measuring("host memory floor");
     let pool = super::host_pool::host_pool(0)?;
     pool.install(|| host_floor_here(device, in_bytes, bits))
 }
 
+/// What [`host_floor`] measured.
+#[derive(Debug, Clone, Copy)]
+pub struct HostFloor {
+    /// GB/s of staging pageable input into pinned memory.
+    pub stage_gb: f64,
+    /// GB/s (output bytes) of unpacking bits to bytes.
+    pub unpack_gb: f64,
+    /// GB/s of a plain pageable copy.
+    pub copy_gb: f64,
+    /// Gb/s of information bits that staging and unpacking one after the other allow.
+    pub cap_gbps: f64,
+    /// Host threads they ran on.
+    pub threads: usize,
+}
+
 /// [`host_floor`] on the current rayon pool.
-fn host_floor_here(device: usize, in_bytes: usize, bits: usize) -> anyhow::Result<()> {
+fn host_floor_here(device: usize, in_bytes: usize, bits: usize) -> anyhow::Result<HostFloor> {
     let ctx = super::device::context(device)?;
     let src: Vec<i8> = random_bytes(in_bytes * bits, 3);
     let mut pinned = PinnedBuf::<i8>::new(&ctx, in_bytes * bits, true)?;
@@ -214,7 +240,7 @@ fn host_floor_here(device: usize, in_bytes: usize, bits: usize) -> anyhow::Resul
         gb(in_bytes * bits, copy),
         cap
     );
-    Ok(())
+    Ok(HostFloor { stage_gb, unpack_gb, copy_gb: gb(in_bytes * bits, copy), cap_gbps: cap, threads })
 }
 
 /// GB/s of copying `dev`'s bytes from `src` (repeated when shorter), in

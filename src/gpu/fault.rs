@@ -18,7 +18,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The environment variable that injects a fault into every GPU pipeline
-/// of a run: `trap:N`, `hang:N` (the N-th batch, from 1) or `oom`.
+/// of a run: `trap:N`, `hang:N` (the N-th batch, from 1) or `oom`; with
+/// `@D` after it (`trap:3@1`), into the pipelines of device D alone.
 pub const FAULT_VARIABLE: &str = "GPUFEC_TEST_FAULT";
 
 /// A fault the pipeline injects.
@@ -50,7 +51,7 @@ impl Fault {
     /// assert!(Fault::parse("hang:0").is_err() && Fault::parse("melt").is_err());
     /// ```
     pub fn parse(text: &str) -> anyhow::Result<Self> {
-        let bad = || anyhow::anyhow!("{FAULT_VARIABLE}={text}: give trap:N, hang:N (the N-th batch, from 1) or oom");
+        let bad = || anyhow::anyhow!("{FAULT_VARIABLE}={text}: give trap:N, hang:N (the N-th batch, from 1) or oom, and @D for device D alone");
         match text.trim().split_once(':') {
             None if text.trim() == "oom" => Ok(Self::OutOfMemory),
             Some((kind, n)) => {
@@ -66,12 +67,36 @@ impl Fault {
         }
     }
 
-    /// The fault `options` asks for, else the one [`FAULT_VARIABLE`] names.
-    pub(crate) fn of(asked: Option<Fault>) -> anyhow::Result<Option<Fault>> {
+    /// A fault and the device it strikes: `trap:3@1` is `trap:3` on device 1
+    /// alone; without `@D`, every device.
+    ///
+    /// # Example
+    /// ```
+    /// use gpufec::gpu::Fault;
+    /// assert_eq!(Fault::parse_on("trap:3@1").unwrap(), (Fault::Trap { batch: 3 }, Some(1)));
+    /// assert_eq!(Fault::parse_on("oom").unwrap(), (Fault::OutOfMemory, None));
+    /// assert!(Fault::parse_on("trap:3@").is_err() && Fault::parse_on("trap:3@x").is_err());
+    /// ```
+    pub fn parse_on(text: &str) -> anyhow::Result<(Self, Option<usize>)> {
+        let Some((fault, device)) = text.split_once('@') else { return Ok((Self::parse(text)?, None)) };
+        let device = device.trim().parse().map_err(|_| anyhow::anyhow!("{FAULT_VARIABLE}={text}: @{device} is not a device index"))?;
+        Ok((Self::parse(fault)?, Some(device)))
+    }
+
+    /// The fault `options` asks for, else the one [`FAULT_VARIABLE`] names
+    /// if it strikes `device`.
+    pub(crate) fn of(asked: Option<Fault>, device: usize) -> anyhow::Result<Option<Fault>> {
         if asked.is_some() {
             return Ok(asked);
         }
-        std::env::var(FAULT_VARIABLE).ok().filter(|v| !v.trim().is_empty()).map(|v| Fault::parse(&v)).transpose()
+        let Some(text) = std::env::var(FAULT_VARIABLE).ok().filter(|v| !v.trim().is_empty()) else { return Ok(None) };
+        Self::aimed(&text, device)
+    }
+
+    /// The fault `text` names if it strikes `device`.
+    fn aimed(text: &str, device: usize) -> anyhow::Result<Option<Fault>> {
+        let (fault, on) = Self::parse_on(text)?;
+        Ok(on.is_none_or(|d| d == device).then_some(fault))
     }
 }
 
@@ -139,4 +164,22 @@ pub(crate) fn mark_wedged(device: usize) {
 /// (freeing waits for the device, which would hang).
 pub(crate) fn wedged(device: usize) -> bool {
     device < 64 && WEDGED.load(Ordering::SeqCst) & (1 << device) != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Fault;
+
+    /// `@D` aims a fault at device D alone; without it, every device is struck.
+    #[test]
+    fn a_fault_strikes_the_device_it_names() {
+        let trap = Some(Fault::Trap { batch: 3 });
+        assert_eq!(Fault::aimed("trap:3@1", 1).unwrap(), trap);
+        assert_eq!(Fault::aimed("trap:3@1", 0).unwrap(), None);
+        assert_eq!(Fault::aimed("trap:3", 5).unwrap(), trap);
+        assert_eq!(Fault::aimed(" hang:2 @ 0 ", 0).unwrap(), Some(Fault::Hang { batch: 2 }));
+        for bad in ["trap:3@", "trap:3@-1", "melt@1", "trap:0@1"] {
+            assert!(Fault::aimed(bad, 1).is_err(), "{bad} accepted");
+        }
+    }
 }

@@ -62,7 +62,7 @@ pub struct PipelineOptions {
     /// message that says so (none: wait as long as it takes).
     pub watchdog: Option<std::time::Duration>,
     /// A fault to inject, for the fault tests (else the one the environment
-    /// variable [`super::FAULT_VARIABLE`] names, if any).
+    /// variable [`super::FAULT_VARIABLE`] names, if any and if it strikes this device).
     pub fault: Option<super::Fault>,
 }
 
@@ -265,7 +265,7 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
     }
 
     fn allocate(ctx: &Arc<CudaContext>, options: &PipelineOptions, size: SlotSize) -> anyhow::Result<Self> {
-        let fault = super::Fault::of(options.fault)?;
+        let fault = super::Fault::of(options.fault, ctx.ordinal())?;
         if fault == Some(super::Fault::OutOfMemory) {
             super::fault::allocate_too_much(ctx)?;
         }
