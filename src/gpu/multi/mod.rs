@@ -503,7 +503,8 @@ impl<T: Copy + Send + Sync + 'static> BatchDecoder<T> for MultiDevice<T> {
     }
 
     fn forget_reused(&mut self) {
-        for l in &self.lanes {
+        // A device taken out may never answer (a kernel the watchdog left running).
+        for l in self.lanes.iter().filter(|l| l.out.is_none()) {
             let _ = l.worker.call(|d| d.forget_reused());
         }
     }
