@@ -7,6 +7,8 @@
 //! below 64 are shifts and masks inside each word, longer ones XOR words.
 //! G·G = I, so the same transform inverts itself (u = x·G).
 
+use crate::codes::packed::BIT_BYTES;
+
 /// For span h = 2^s < 64, the bits i of a word with i & h = 0.
 const LOW_OF_PAIR: [u64; 6] = [
     0x5555_5555_5555_5555,
@@ -61,21 +63,6 @@ pub fn pack(bits: &[u8], out: &mut [u64]) {
     }
 }
 
-/// Byte `b` spread to eight bytes, bit j of `b` in byte j (0 or 1).
-const SPREAD: [u64; 256] = {
-    let mut t = [0u64; 256];
-    let mut b = 0;
-    while b < 256 {
-        let mut j = 0;
-        while j < 8 {
-            t[b] |= ((b as u64 >> j) & 1) << (8 * j);
-            j += 1;
-        }
-        b += 1;
-    }
-    t
-};
-
 /// The first `x.len()` bits of packed `v`, one `u8` (0 or 1) each, `x[i]`
 /// = bit `i`: a table look-up per byte, not a shift per bit.
 ///
@@ -91,7 +78,7 @@ pub fn unpack(v: &[u64], x: &mut [u8]) {
     let (bytes, rest) = x.split_at_mut(whole);
     for (k, out) in bytes.chunks_exact_mut(8).enumerate() {
         let byte = (v[k / 8] >> (8 * (k % 8))) as u8;
-        out.copy_from_slice(&SPREAD[byte as usize].to_le_bytes());
+        out.copy_from_slice(&BIT_BYTES[byte as usize].to_le_bytes());
     }
     for (j, b) in rest.iter_mut().enumerate() {
         *b = bit(v, whole + j);
