@@ -155,3 +155,53 @@ impl CarrierRecovery {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codes::channel::GaussianNoise;
+
+    /// The signs of `n` BPSK symbols.
+    fn signs(n: usize) -> Vec<f32> {
+        let mut x = vec![0f32; n];
+        GaussianNoise::new(1).fill(0, &mut x);
+        x.iter().map(|x| x.signum()).collect()
+    }
+
+    /// The [`signs`] rotating by `frequency` radians per symbol, plus
+    /// complex noise of σ = `sigma` per dimension; noise alone when `signal`
+    /// is false.
+    fn symbols(n: usize, frequency: f32, sigma: f32, signal: bool) -> Vec<Complex32> {
+        let (bits, mut z) = (signs(n), vec![0f32; 2 * n]);
+        GaussianNoise::new(2).fill(0, &mut z);
+        (0..n)
+            .map(|k| {
+                let s = if signal { Complex32::from_polar(bits[k], frequency * k as f32 + 0.7) } else { Complex32::new(0.0, 0.0) };
+                s + Complex32::new(sigma * z[2 * k], sigma * z[2 * k + 1])
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_lock_detector_locks_on_a_weak_carrier_and_never_on_noise() {
+        // 0 dB Es/N0, an offset of 1 % of the symbol rate.
+        let sigma = std::f32::consts::FRAC_1_SQRT_2;
+        let mut cr = CarrierRecovery::new(Constellation::Bpsk, 0.01, 0.707, 0.001).unwrap();
+        let mut y = symbols(20_000, 0.0628, sigma, true);
+        cr.process(&mut y[..500]);
+        assert!(!cr.locked(), "locked before the detector has seen a window");
+        cr.process(&mut y[500..]);
+        assert!(cr.locked() && cr.coherence() > 0.7, "coherence {}", cr.coherence());
+        assert!((cr.frequency() - 0.0628).abs() < 0.005, "frequency {}", cr.frequency());
+        let errors = y[10_000..].iter().zip(&signs(20_000)[10_000..]).filter(|(y, &b)| y.re.signum() != b).count();
+        // 8 % is BPSK's BER at 0 dB; a half-turn ambiguity reads as 92 %.
+        assert!(errors.min(10_000 - errors) < 1_000, "{errors} errors in 10 000 symbols");
+
+        let mut cr = CarrierRecovery::new(Constellation::Qpsk, 0.01, 0.707, 0.001).unwrap();
+        let mut noise = symbols(20_000, 0.0, 1.0, false);
+        for chunk in noise.chunks_mut(100) {
+            cr.process(chunk);
+            assert!(!cr.locked(), "locked on noise (coherence {})", cr.coherence());
+        }
+    }
+}
