@@ -3,6 +3,7 @@
 
 use crate::blocks::stream;
 use crate::blocks::{FirstError, Reporting};
+use crate::codes::words::count_of;
 use futuresdr::runtime::dev::prelude::*;
 use futuresdr::seify::{Device, DeviceTrait, Direction, GenericDevice, RxStreamer};
 use num_complex::Complex32;
@@ -54,6 +55,10 @@ impl SdrSettings {
 /// A setting no radio could take is refused naming it, before the device is
 /// opened; a device that cannot be opened or tuned is refused naming the
 /// device arguments; a radio that fails while streaming fails the flowgraph.
+/// An overflow (the radio dropped samples because the host fell behind:
+/// seify's read returns `Error::Overflow`, without the number dropped) does
+/// not stop the stream: it is counted, and the count is said on stderr at
+/// the end of the run (`block 'NAME': the radio overflowed N times ...`).
 ///
 /// # Stream Inputs
 ///
@@ -84,6 +89,7 @@ pub struct SdrSource {
     streamer: Option<<GenericDevice as DeviceTrait>::RxStreamer>,
     settings: SdrSettings,
     emitted: u64,
+    overflows: u64,
     errors: FirstError,
     #[output]
     output: DefaultCpuWriter<Complex32>,
@@ -100,7 +106,7 @@ impl SdrSource {
         if let Some(gain) = settings.gain {
             device.set_gain(Direction::Rx, 0, gain).map_err(|e| radio(e, "cannot set the gain"))?;
         }
-        Ok(Self { device, streamer: None, settings, emitted: 0, errors: FirstError::default(), output: stream::output() })
+        Ok(Self { device, streamer: None, settings, emitted: 0, overflows: 0, errors: FirstError::default(), output: stream::output() })
     }
 
     /// The settings it was made with.
@@ -119,18 +125,27 @@ impl SdrSource {
             return Ok(());
         }
         let streamer = self.streamer.as_mut().ok_or_else(|| anyhow::anyhow!("radio '{}': not streaming", self.settings.args))?;
-        match streamer.read(&mut [&mut self.output.slice()[..room]], READ_TIMEOUT_US) {
-            Ok(n) => {
-                self.output.produce(n);
-                self.emitted += n as u64;
-            }
-            // Samples the radio dropped (the host fell behind) do not end the stream.
-            Err(futuresdr::seify::Error::Overflow) => {}
-            Err(e) => anyhow::bail!("radio '{}': reading samples failed: {e}", self.settings.args),
-        }
+        let read = streamer.read(&mut [&mut self.output.slice()[..room]], READ_TIMEOUT_US);
+        let n = samples_read(read, &mut self.overflows, &self.settings.args)?;
+        self.output.produce(n);
+        self.emitted += n as u64;
         io.finished = Some(self.emitted) == self.settings.samples;
         io.call_again = !io.finished;
         Ok(())
+    }
+}
+
+/// The samples one read of the radio gave: an overflow (samples the radio
+/// dropped) counts in `overflows` and gives none; any other error fails,
+/// naming the device arguments `args`.
+fn samples_read(read: Result<usize, futuresdr::seify::Error>, overflows: &mut u64, args: &str) -> anyhow::Result<usize> {
+    match read {
+        Ok(n) => Ok(n),
+        Err(futuresdr::seify::Error::Overflow) => {
+            *overflows += 1;
+            Ok(0)
+        }
+        Err(e) => anyhow::bail!("radio '{args}': reading samples failed: {e}"),
     }
 }
 
@@ -164,11 +179,37 @@ impl Kernel for SdrSource {
         self.errors.keep(meta, r)
     }
 
-    async fn deinit(&mut self, _mo: &mut MessageOutputs, _meta: &mut BlockMeta) -> Result<()> {
+    async fn deinit(&mut self, _mo: &mut MessageOutputs, meta: &mut BlockMeta) -> Result<()> {
         if let Some(streamer) = self.streamer.as_mut() {
             // The samples are all out; a radio that will not stop cleanly changes none of them.
             let _ = streamer.deactivate();
         }
+        if self.overflows > 0 {
+            let name = meta.instance_name().unwrap_or("unnamed");
+            eprintln!(
+                "block '{name}': the radio overflowed {} (it dropped samples while the host fell behind; the stream went on)",
+                count_of(self.overflows, "time")
+            );
+        }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futuresdr::seify::Error;
+
+    #[test]
+    fn overflows_are_counted_and_passed_over_other_errors_fail() {
+        let mut overflows = 0;
+        assert_eq!(samples_read(Ok(512), &mut overflows, "driver=dummy").unwrap(), 512);
+        assert_eq!(samples_read(Err(Error::Overflow), &mut overflows, "driver=dummy").unwrap(), 0);
+        assert_eq!(samples_read(Ok(3), &mut overflows, "driver=dummy").unwrap(), 3);
+        assert_eq!(samples_read(Err(Error::Overflow), &mut overflows, "driver=dummy").unwrap(), 0);
+        assert_eq!(overflows, 2);
+        let e = samples_read(Err(Error::DeviceError), &mut overflows, "driver=rtlsdr").unwrap_err().to_string();
+        assert_eq!(e, "radio 'driver=rtlsdr': reading samples failed: DeviceError");
+        assert_eq!(overflows, 2);
     }
 }
