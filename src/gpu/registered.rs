@@ -105,11 +105,12 @@ impl Registered {
         let _ = self.ctx.bind_to_thread();
         // A wedged device's queued copies may still read the pages (and
         // unregistering waits for it): they stay locked until the process ends.
-        let wedged = super::fault::wedged(self.ctx.ordinal());
-        for &lo in self.ranges.keys().filter(|_| !wedged) {
-            // SAFETY: registered by `register` at exactly this address; copies
-            // from it were waited for before the caller released the memory.
-            let _ = unsafe { sys::cuMemHostUnregister(lo as *mut _) };
+        if !super::fault::wedged(self.ctx.ordinal()) {
+            for &lo in self.ranges.keys() {
+                // SAFETY: registered by `register` at exactly this address; copies
+                // from it were waited for before the caller released the memory.
+                let _ = unsafe { sys::cuMemHostUnregister(lo as *mut _) };
+            }
         }
         self.ranges.clear();
         self.bytes = 0;
