@@ -1,16 +1,19 @@
 //! `gpufec bench polar`: the polar family's decoders on noisy codewords or
 //! 5G messages: the CPU decoder's rows per thread count; on a GPU the
 //! kernel's own figures for bare codewords (`gpu::bench_polar`), and 5G
-//! messages end to end through the decoder contract.
+//! messages end to end through the decoder contract; over several GPUs
+//! (`--gpu-devices`) the decoder contract's row and each device's figures.
 
 use super::FamilyCli;
-use super::bench::{BenchArgs, LlrSet, Run, time_decoder, where_run};
+use super::bench::{BenchArgs, LlrSet, Run, devices_report, time_decoder, where_run};
 use crate::codes::decode::Batch;
 use crate::codes::llr::{Llr, LlrType};
 use crate::codes::polar::{PolarChain, PolarFrames};
 use crate::codes::settings::Chain;
 use crate::flowgraph::family::downcast;
-use crate::gpu::{BackendOptions, PipelineOptions, bench_polar, polar_decoder};
+use crate::codes::polar::Algorithm;
+use crate::gpu::bench::GpuBench;
+use crate::gpu::{BackendOptions, GpuPolar, PipelineOptions, bench_polar, polar_decoder};
 use anyhow::Context;
 use serde_json::{Map, Value};
 
@@ -41,15 +44,17 @@ fn bench(code: &dyn crate::flowgraph::family::Code, _given: &Map<String, Value>,
     };
     println!("machine: {}", super::bench::machine());
     match (chain.frames(), run.gpu, llr) {
-        (PolarFrames::Codewords(_), true, LlrType::I8) => bench_polar::<i8>(chain, ebn0, run.bits, run.slots),
-        (PolarFrames::Codewords(_), true, LlrType::F32) => bench_polar::<f32>(chain, ebn0, run.bits, run.slots),
+        (PolarFrames::Codewords(_), true, LlrType::I8) if run.devices.is_none() => bench_polar::<i8>(chain, ebn0, run.bits, run.slots),
+        (PolarFrames::Codewords(_), true, LlrType::F32) if run.devices.is_none() => bench_polar::<f32>(chain, ebn0, run.bits, run.slots),
         (_, _, LlrType::I8) => rows::<i8>(chain, ebn0, &run),
         (_, _, LlrType::F32) => rows::<f32>(chain, ebn0, &run),
     }
 }
 
 /// The chain's decoder on the bench's backend, end to end through the
-/// decoder contract: one row per thread count (one on a GPU).
+/// decoder contract: one row per thread count (one on a GPU, over the
+/// bench's GPUs with `--gpu-devices`, followed by each device's figures
+/// for bare codewords).
 fn rows<T: Llr>(chain: &PolarChain, ebn0: f64, run: &Run) -> anyhow::Result<()> {
     let frame = chain.frame_bits();
     let units = usize::try_from(run.bits)?.div_ceil(frame).max(1);
@@ -58,12 +63,20 @@ fn rows<T: Llr>(chain: &PolarChain, ebn0: f64, run: &Run) -> anyhow::Result<()> 
     for &threads in &run.threads {
         let label = format!("{} {}", T::NAME, where_run(threads));
         crate::figures::measuring(&label);
-        let options = BackendOptions { backend: run.backend, cpu_threads: threads, pipeline: PipelineOptions { slots: run.slots, ..Default::default() } };
+        let pipeline = PipelineOptions { slots: run.slots, devices: run.devices.clone(), ..Default::default() };
+        let options = BackendOptions { backend: run.backend, cpu_threads: threads, pipeline };
         let (mut dec, _) = polar_decoder::<T>(chain, false, &options)?;
         let timing = time_decoder(dec.as_mut(), &Batch::uniform(&noisy.llrs, chain.unit_llrs())?, (units * frame) as u64, run.budget)?;
         crate::figures::row("decoders", label, &timing.figures(threads))?;
         let per_core = if threads > 0 { format!(", {:.2} Mb/s per thread", timing.mbps() / threads as f64) } else { String::new() };
         println!("{:.2} Mb/s  {threads} threads{per_core}  {}", timing.mbps(), dec.describe());
+        if let (Some(list), true, PolarFrames::Codewords(spec), Algorithm::Bp(cfg)) = (&run.devices, run.gpu, chain.frames(), chain.algorithm()) {
+            let one = |device| -> anyhow::Result<Box<dyn GpuBench<T>>> {
+                let p = PipelineOptions { device, slots: run.slots, ..Default::default() };
+                Ok(Box::new(GpuPolar::<T>::new(spec.clone(), cfg, false, &p)?))
+            };
+            devices_report(dec.as_mut(), &list.resolve()?, one, &noisy.llrs)?;
+        }
     }
     Ok(())
 }

@@ -1,15 +1,17 @@
 //! `gpufec bench sync`: the MAP decoder of insertion/deletion codes on
 //! windows of a received stream at the code's channel: decoded information
 //! bits and frames per second, γ's memory per frame and the arithmetic per
-//! symbol, on the CPU (one row per thread count) or the GPU.
+//! symbol, on the CPU (one row per thread count) or the GPU (over several
+//! with `--gpu-devices`: the decoder contract's row and each device's figures).
 
 use super::FamilyCli;
-use super::bench::{BenchArgs, time_decoder, where_run};
+use super::bench::{BenchArgs, devices_report, time_decoder, where_run};
 use crate::codes::decode::Batch;
 use crate::codes::settings::Chain;
 use crate::codes::sync::{SyncChain, SyncMapDecoder};
 use crate::flowgraph::family::{Code, downcast};
-use crate::gpu::{BackendOptions, bench_sync, sync_decoder};
+use crate::gpu::bench::GpuBench;
+use crate::gpu::{BackendOptions, GpuSync, PipelineOptions, bench_sync, sync_decoder};
 use serde_json::{Map, Value};
 
 /// The family on the command line.
@@ -29,7 +31,7 @@ fn bench(code: &dyn Code, _given: &Map<String, Value>, args: &BenchArgs) -> anyh
     anyhow::ensure!(args.ebn0.is_none() && args.llr.is_none(), "--ebn0 and --llr: bench sync decodes the hard bits of the code's BSID channel (--pi, --pd, --ps)");
     let run = args.resolve()?;
     println!("machine: {}", super::bench::machine());
-    if run.gpu {
+    if run.gpu && run.devices.is_none() {
         return bench_sync(chain, run.bits, run.slots);
     }
     let k = Chain::frame_bits(chain);
@@ -52,12 +54,14 @@ fn bench(code: &dyn Code, _given: &Map<String, Value>, args: &BenchArgs) -> anyh
     for &threads in &run.threads {
         let label = where_run(threads);
         crate::figures::measuring(&label);
-        let options = BackendOptions { backend: run.backend, cpu_threads: threads, ..Default::default() };
+        let pipeline = PipelineOptions { slots: run.slots, devices: run.devices.clone(), ..Default::default() };
+        let options = BackendOptions { backend: run.backend, cpu_threads: threads, pipeline };
         let (mut dec, _) = sync_decoder::<u8>(chain.code(), chain.params(), chain.stream_config(), 1.0, false, &options)?;
         let batch_frames = dec.limit().units;
         // Repetitions of whole batches, so the timing is of full ones; fewer frames than a batch
         // are timed as they are (a whole number per thread), since a batch of slow codes can take minutes.
-        let used = if frames >= batch_frames { frames.div_ceil(batch_frames) * batch_frames } else { frames.div_ceil(threads) * threads };
+        // (On GPUs, whole batches always: the devices' figures need one.)
+        let used = if frames >= batch_frames || run.gpu { frames.div_ceil(batch_frames) * batch_frames } else { frames.div_ceil(threads) * threads };
         let items: Vec<u8> = windows.iter().copied().cycle().take(used * chain.window()).collect();
         let timing = time_decoder(dec.as_mut(), &Batch::uniform(&items, chain.window())?, (used * k) as u64, run.budget)?;
         let fps = timing.mbps() * 1e6 / k as f64;
@@ -67,6 +71,13 @@ fn bench(code: &dyn Code, _given: &Map<String, Value>, args: &BenchArgs) -> anyh
         // Slow codes run a few frames a second: keep four significant digits.
         let (mbps, fps) = (timing.mbps(), format!("{fps:.*}", if fps < 100.0 { 3 } else { 0 }));
         println!("{mbps:.*} Mb/s  {fps} frames/s  {threads} threads  {}", if mbps < 1.0 { 5 } else { 3 }, dec.describe());
+        if let (Some(list), true) = (&run.devices, run.gpu) {
+            let one = |device| -> anyhow::Result<Box<dyn GpuBench<u8>>> {
+                let p = PipelineOptions { device, slots: run.slots, ..Default::default() };
+                Ok(Box::new(GpuSync::<u8>::new(chain.code().clone(), chain.params(), chain.stream_config(), 1.0, false, &p)?))
+            };
+            devices_report(dec.as_mut(), &list.resolve()?, one, &items)?;
+        }
     }
     Ok(())
 }

@@ -150,6 +150,30 @@ pub(crate) fn allocate_too_much(ctx: &Arc<CudaContext>) -> anyhow::Result<Device
     DeviceBuf::new(ctx, usize::try_from(total.saturating_mul(2)).unwrap_or(usize::MAX))
 }
 
+/// The CUDA errors after which, as CUDA documents each of them, the process
+/// is left in an inconsistent state: later CUDA work of the process fails
+/// the same way, on every device (seen on the lent H200s: a kernel that
+/// trapped on one GPU failed the other GPUs' next waits), and only a new
+/// process can use CUDA again.
+const ENDS_THE_PROCESS: [&str; 10] = [
+    "CUDA_ERROR_ILLEGAL_ADDRESS",
+    "CUDA_ERROR_LAUNCH_TIMEOUT",
+    "CUDA_ERROR_ASSERT",
+    "CUDA_ERROR_HARDWARE_STACK_ERROR",
+    "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+    "CUDA_ERROR_MISALIGNED_ADDRESS",
+    "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+    "CUDA_ERROR_INVALID_PC",
+    "CUDA_ERROR_LAUNCH_FAILED",
+    "CUDA_ERROR_EXTERNAL_DEVICE",
+];
+
+/// Whether a device failure's message names one of the errors that leave
+/// the whole process unable to use CUDA: no other device can take over.
+pub(crate) fn ends_the_process(message: &str) -> bool {
+    ENDS_THE_PROCESS.iter().any(|e| message.contains(e))
+}
+
 /// Devices whose work a watchdog gave up on, one bit each (indices ≥ 64 are never marked).
 static WEDGED: AtomicU64 = AtomicU64::new(0);
 
@@ -171,6 +195,16 @@ mod tests {
     use super::Fault;
 
     /// `@D` aims a fault at device D alone; without it, every device is struck.
+    /// A kernel fault ends the process's CUDA; a watchdog's or an
+    /// allocation's failure does not.
+    #[test]
+    fn kernel_faults_end_the_process_and_others_do_not() {
+        assert!(super::ends_the_process("GPU 1: CUDA work on the GPU failed: DriverError(CUDA_ERROR_LAUNCH_FAILED, \"unspecified launch failure\")"));
+        assert!(super::ends_the_process("GPU 0: CUDA host→device copy failed: DriverError(CUDA_ERROR_ILLEGAL_ADDRESS, \"an illegal memory access was encountered\")"));
+        assert!(!super::ends_the_process("GPU 1: a batch was still on the GPU after the watchdog's 1.000 s (gpu_watchdog_ms); its kernel is left running"));
+        assert!(!super::ends_the_process("GPU 0: CUDA could not allocate 1 bytes of device memory: DriverError(CUDA_ERROR_OUT_OF_MEMORY, \"out of memory\")"));
+    }
+
     #[test]
     fn a_fault_strikes_the_device_it_names() {
         let trap = Some(Fault::Trap { batch: 3 });

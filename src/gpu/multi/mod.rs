@@ -4,7 +4,8 @@
 //! batch dealt round robin among the devices with the fewest batches in
 //! flight, results collected in the order the batches came. A device that
 //! fails is taken out and its batches in flight decoded again by the others
-//! from the input kept for them ([`kept`]). Every family gets it through
+//! from the input kept for them ([`kept`]), unless the failure is a kernel
+//! fault, after which CUDA serves no device of the process. Every family gets it through
 //! [`on_devices`], which its decoder builder calls.
 
 mod kept;
@@ -165,7 +166,9 @@ unsafe impl<T: Send + Sync> Send for KeptPtr<T> {}
 /// when a device fails (a [`CodeError::Device`]) it is taken out, a line on
 /// stderr says so with CUDA's message, and its batches are decoded again by
 /// the others: no bit lost or wrong. When the last device fails, the error
-/// is the decoder's, as with one device.
+/// is the decoder's, as with one device; so is a kernel fault (an illegal
+/// address, a trap: CUDA documents that the process can then use no device
+/// again, and the lent H200s showed it), which says so.
 pub struct MultiDevice<T: Copy + Send + Sync + 'static> {
     // Declared first, dropped first: the device threads finish what reads the kept inputs.
     lanes: Vec<Lane<T>>,
@@ -312,12 +315,19 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
 
     /// After `e` from `lane`: a device failure with another device in
     /// service takes the lane out (its batches become orphans for the
-    /// others, and stderr says so); any other error is the caller's.
+    /// others, and stderr says so); any other error is the caller's, and so
+    /// is a kernel fault, after which CUDA serves no device of the process.
     fn fail(&mut self, lane: usize, e: CodeError) -> CodeResult<()> {
         let CodeError::Device(why) = &e else { return Err(e) };
         let others: Vec<String> = self.lanes.iter().enumerate().filter(|&(i, l)| i != lane && l.out.is_none()).map(|(_, l)| l.device.to_string()).collect();
         if others.is_empty() {
             return Err(e);
+        }
+        if super::fault::ends_the_process(why) {
+            return Err(CodeError::Device(format!(
+                "{why}; after this error CUDA serves no GPU of the process (it may be reported first by a GPU other than the one that failed), so GPU {} cannot take over: run again, without the failing GPU if it fails again",
+                others.join(", ")
+            )));
         }
         // What it was sent reads the kept inputs: over before they go elsewhere.
         while self.lanes[lane].unanswered > 0 {

@@ -57,21 +57,28 @@ fn batches_are_dealt_and_collected_in_order() {
 /// A fake GPU decoder: units of 4 items decode to their 4 items (so every
 /// bit shows where it came from), after `delay` of work on its own thread;
 /// with `fail_at`, the batch it was submitted that many-th fails when
-/// collected, as after a kernel that trapped, and every call after fails too.
+/// collected with `failure` after the device's name, and every call after
+/// fails too.
 struct Fake {
     device: usize,
     queue: VecDeque<Vec<u8>>,
     submitted: u64,
     fail_at: Option<u64>,
     failed: bool,
+    failure: &'static str,
     delay: std::time::Duration,
 }
+
+/// A watchdog's failure: the device is lost, the process is not.
+const WATCHDOG: &str = "a batch was still on the GPU after the watchdog's 1.000 s (gpu_watchdog_ms); its kernel is left running";
+/// A kernel fault: CUDA serves no device of the process after it.
+const TRAPPED: &str = "CUDA work on the GPU failed: DriverError(CUDA_ERROR_LAUNCH_FAILED, \"unspecified launch failure\")";
 
 const UNIT: usize = 4;
 
 /// A fake of `device` that does not fail.
 fn fake(device: usize) -> Box<Fake> {
-    Box::new(Fake { device, queue: VecDeque::new(), submitted: 0, fail_at: None, failed: false, delay: std::time::Duration::from_micros(200) })
+    Box::new(Fake { device, queue: VecDeque::new(), submitted: 0, fail_at: None, failed: false, failure: WATCHDOG, delay: std::time::Duration::from_micros(200) })
 }
 
 impl Fake {
@@ -80,7 +87,7 @@ impl Fake {
     }
     fn trap(&mut self) -> CodeResult<()> {
         self.failed = true;
-        Err(CodeError::Device(format!("GPU {}: CUDA work on the GPU failed: DriverError(CUDA_ERROR_LAUNCH_FAILED, \"unspecified launch failure\")", self.device)))
+        Err(CodeError::Device(format!("GPU {}: {}", self.device, self.failure)))
     }
 }
 
@@ -242,13 +249,26 @@ fn a_failing_device_is_taken_out_and_no_bit_is_lost() {
             assert_eq!(out.bits, input, "{drive:?}, {devices} devices");
             assert_eq!(out.reports.len(), 3 * 30 + 1);
             let said = m.describe();
-            assert!(said.contains("GPU 1 taken out (GPU 1: CUDA work on the GPU failed: DriverError(CUDA_ERROR_LAUNCH_FAILED"), "{said}");
+            assert!(said.contains(&format!("GPU 1 taken out (GPU 1: {WATCHDOG})")), "{said}");
             assert_eq!(m.depth(), 2 * (devices - 1));
             // The failed device decoded two batches; the rest went elsewhere.
             let dealt = m.dealt();
             assert_eq!(dealt[1].1, 2, "{dealt:?}");
             assert_eq!(dealt.iter().map(|d| d.1).sum::<u64>(), 31, "{dealt:?}");
         }
+    }
+}
+
+/// A kernel fault on one of several devices fails the decoder, saying that
+/// no device can take over, however it is driven.
+#[test]
+fn a_kernel_fault_fails_the_decoder_on_every_device() {
+    for drive in [Drive::Submit, Drive::InPlace, Drive::Decode] {
+        let inner = (0..3).map(|d| Box::new(Fake { fail_at: (d == 1).then_some(3), failure: TRAPPED, ..*fake(d) }) as Box<dyn BatchDecoder<u8>>).collect();
+        let mut m = MultiDevice::new(inner, vec![0, 1, 2]).unwrap();
+        let e = run(&mut m, &items(3 * 30), drive).unwrap_err().to_string();
+        assert!(e.contains("GPU 1: CUDA work on the GPU failed") && e.contains("serves no GPU of the process") && e.contains("GPU 0, 2 cannot take over"), "{drive:?}: {e}");
+        assert!(!m.describe().contains("taken out"), "{drive:?}");
     }
 }
 
