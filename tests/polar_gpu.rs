@@ -5,7 +5,7 @@
 //! global scratch beyond what a CTA holds), the 5G, Gaussian-approximation
 //! and file constructions, systematic codes, 5G messages whose code blocks
 //! are punctured, shortened or repeated, with the G-matrix stop and without,
-//! from `i8` and `f32` LLRs. Without a GPU these say SKIPPED; the kernel's
+//! from `i8` and `f32` LLRs, staged and copied where they lie. Without a GPU these say SKIPPED; the kernel's
 //! compilation is checked wherever NVRTC is (no GPU needed).
 
 use gpufec::codes::decode::{Batch, BatchDecoder, Decoded};
@@ -56,12 +56,33 @@ fn same<T: Llr>(chain: &PolarChain, ebn0: f64, bits: u64, soft: bool, seed: u64)
         out
     };
     let (want, got) = (decode(c.as_mut()), decode(g.as_mut()));
+    let in_place = decode_in_place(g.as_mut(), &input.llrs, chain.unit_llrs());
+    assert!(in_place.bits == got.bits && in_place.reports == got.reports && in_place.soft == got.soft, "{what}: decoded in place, not as staged");
     assert_eq!(got.bits.len() as u64, input.info_bits, "{what}");
     assert!(got.bits == want.bits, "{what}: the GPU's bits differ from the CPU model's");
     assert_eq!(got.reports, want.reports, "{what}");
     assert!(got.soft == want.soft, "{what}: the GPU's soft output differs");
     let iterations: Vec<u32> = want.reports.iter().map(|r| r.iterations).collect();
     assert!(want.bits.contains(&1) && iterations.iter().any(|&i| i > 1), "{what}: the input proves little");
+}
+
+/// Decode `llrs` (units of `unit` LLRs) through `d` batch by batch where
+/// they lie, page-locked (`submit_reused`), as a stream's decoder block
+/// submits its input buffer.
+fn decode_in_place<T: Llr>(d: &mut dyn BatchDecoder<T>, llrs: &[T], unit: usize) -> Decoded {
+    let mut out = Decoded::default();
+    for part in llrs.chunks(d.limit().units * unit) {
+        if d.in_flight() >= d.depth() {
+            d.collect(&mut out).unwrap();
+        }
+        // SAFETY: `llrs` is not written, and outlives the loan: `forget_reused` below.
+        let went = unsafe { d.submit_reused(&Batch::uniform(part, unit).unwrap()) }.unwrap();
+        assert!(went, "the batch was staged, not copied where it lies");
+    }
+    while d.collect(&mut out).unwrap() {}
+    d.reused_read().unwrap();
+    d.forget_reused();
+    out
 }
 
 #[test]

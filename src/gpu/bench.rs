@@ -106,17 +106,34 @@ impl EndToEnd {
 /// keeping the decoder's depth in flight. One batch first, so that no
 /// first-touch cost lands in the figure.
 pub fn end_to_end<T: Copy + Send + Sync>(dec: &mut dyn GpuBench<T>, units: &[T], batches: usize) -> anyhow::Result<EndToEnd> {
-    streamed(dec, units, batches, |d| d.last_split())
+    streamed(dec, units, batches, false, |d| d.last_split())
+}
+
+/// [`end_to_end`] with the batches submitted where they lie in `units`
+/// ([`BatchDecoder::submit_reused`]), as a stream's decoder block submits
+/// the units of its input buffer: a decoder that page-locks the caller's
+/// reused memory copies it to the device without staging (`stage ms` is
+/// then the submit call alone). The locks are released before it returns.
+pub fn end_to_end_in_place<T: Copy + Send + Sync>(dec: &mut dyn GpuBench<T>, units: &[T], batches: usize) -> anyhow::Result<EndToEnd> {
+    let figure = streamed(dec, units, batches, true, |d| d.last_split());
+    // `units` is the caller's: nothing of it stays locked past this call.
+    let read = dec.reused_read();
+    dec.forget_reused();
+    let figure = figure?;
+    read?;
+    Ok(figure)
 }
 
 /// [`end_to_end`]'s throughput, Gb/s, through any decoder (one spread over
 /// several devices, which has no time split of its own).
 pub fn end_to_end_gbps<T: Copy + Send + Sync>(dec: &mut dyn BatchDecoder<T>, units: &[T], batches: usize) -> anyhow::Result<f64> {
-    Ok(streamed(dec, units, batches, |_| BatchSplit::default())?.gbps)
+    Ok(streamed(dec, units, batches, false, |_| BatchSplit::default())?.gbps)
 }
 
-/// [`end_to_end`] with `split` telling where each batch collected spent its time.
-fn streamed<T: Copy + Send + Sync, D: BatchDecoder<T> + ?Sized>(dec: &mut D, units: &[T], batches: usize, split: impl Fn(&D) -> BatchSplit) -> anyhow::Result<EndToEnd> {
+/// [`end_to_end`] with `split` telling where each batch collected spent its
+/// time; `in_place`: submitted with [`BatchDecoder::submit_reused`] (the
+/// caller then releases `units` with `reused_read` and `forget_reused`).
+fn streamed<T: Copy + Send + Sync, D: BatchDecoder<T> + ?Sized>(dec: &mut D, units: &[T], batches: usize, in_place: bool, split: impl Fn(&D) -> BatchSplit) -> anyhow::Result<EndToEnd> {
     let shape = dec.shapes()[0];
     let per_batch = dec.limit().units * shape.items;
     let distinct = (units.len() / per_batch.max(1)).clamp(1, 2);
@@ -142,7 +159,14 @@ fn streamed<T: Copy + Send + Sync, D: BatchDecoder<T> + ?Sized>(dec: &mut D, uni
             collect(dec, &mut out)?;
         }
         let t = Instant::now();
-        dec.submit(&batch(b)?)?;
+        if in_place {
+            // SAFETY: `units` is never written and outlives this call; the
+            // caller ends the loan (`reused_read`, `forget_reused`) before
+            // giving it back.
+            unsafe { dec.submit_reused(&batch(b)?) }?;
+        } else {
+            dec.submit(&batch(b)?)?;
+        }
         stage += t.elapsed().as_secs_f64() * 1e3;
     }
     while dec.in_flight() > 0 {

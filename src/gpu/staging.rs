@@ -71,3 +71,22 @@ fn name_non_finite<T: Llr>(finite: std::sync::atomic::AtomicBool, batch: &Batch<
     }
     Ok(())
 }
+
+/// The items from the first unit's start to the last unit's end and the
+/// stride between units, when the `units` units of `batch` (of `unit_len`
+/// items each) follow each other at one stride (units cut in place from a
+/// stream, or a caller's buffer of whole units), so that the region holds
+/// unit u at u · stride (0 for one unit): what a decoder can copy to the
+/// device as it lies.
+pub(crate) fn strided_region<'a, T: Copy>(batch: &Batch<'a, T>, units: usize, unit_len: usize) -> Option<(&'a [T], usize)> {
+    if units == 0 {
+        return None;
+    }
+    let first = batch.span(0).start;
+    let stride = if units > 1 { batch.span(1).start.checked_sub(first).filter(|&s| s > 0)? } else { 0 };
+    let even = (0..units).all(|u| {
+        let s = batch.span(u);
+        s.start == first + u * stride && s.len == unit_len
+    });
+    even.then(|| (&batch.items()[first..first + (units - 1) * stride + unit_len], stride))
+}

@@ -13,7 +13,7 @@ pub use link::{DeviceConvLink, compile_conv_link_kernels};
 
 use super::backend::{BackendOptions, Choice, select};
 use super::multi::on_devices;
-use super::staging::stage_units;
+use super::staging::{stage_units, strided_region};
 use super::device::{context, cuda, device_error};
 use super::pipeline::{BatchSplit, MAX_BATCH_BYTES, Pipeline, PipelineOptions, SlotSize, default_batch_units, par_unpack};
 use crate::codes::conv::{CpuViterbi, DepuncturedUnits, PuncturePattern, TileConfig, Trellis, ViterbiLlr, ViterbiMode};
@@ -197,7 +197,9 @@ impl<T: Llr> BatchDecoder<T> for GpuViterbi<T> {
     /// batches, and memory the driver will not lock, are staged.
     unsafe fn submit_reused(&mut self, batch: &Batch<'_, T>) -> CodeResult<bool> {
         let units = check_batch(batch, &self.shape, self.limit())?;
-        let Some((region, stride)) = strided_region(batch, units, self.shape[0].items) else {
+        // The kernel's vector loads take whole 16-byte lines; tiles overlap, so the stride is at most a unit.
+        let lined = |&(_, stride): &(&[T], usize)| (stride * size_of::<T>()).is_multiple_of(16) && stride <= self.shape[0].items;
+        let Some((region, stride)) = strided_region(batch, units, self.shape[0].items).filter(lined) else {
             return self.submit(batch).map(|()| false);
         };
         if T::TYPE == LlrType::F32 && !all_finite(region) {
@@ -274,22 +276,6 @@ impl<T: Llr> BatchDecoder<T> for GpuViterbi<T> {
             self.pipe.host_threads(),
         )
     }
-}
-
-/// The items from the first unit's start to the last unit's end and the
-/// stride between units, when the `units` units of `batch` (of `unit_len`
-/// items each) follow each other at one stride of whole 16-byte lines (the
-/// kernel's vector loads) no longer than a unit, so that the region holds
-/// unit u at u · stride.
-fn strided_region<'a, T: Llr>(batch: &Batch<'a, T>, units: usize, unit_len: usize) -> Option<(&'a [T], usize)> {
-    let first = batch.span(0).start;
-    let stride = if units > 1 { batch.span(1).start.checked_sub(first).filter(|&s| s > 0)? } else { 0 };
-    let lined = (stride * size_of::<T>()).is_multiple_of(16) && stride <= unit_len;
-    let even = (0..units).all(|u| {
-        let s = batch.span(u);
-        s.start == first + u * stride && s.len == unit_len
-    });
-    (lined && even).then(|| (&batch.items()[first..first + (units - 1) * stride + unit_len], stride))
 }
 
 /// A Viterbi decoder of `mode` on the backend `options` asks for (through

@@ -10,7 +10,7 @@ use crate::codes::decode::{Batch, BatchDecoder, Decoded};
 use crate::codes::llr::Llr;
 use crate::codes::polar::{Algorithm, PolarChain, PolarFrames};
 use crate::codes::settings::Chain;
-use crate::gpu::bench::{EndToEnd, GpuBench, copy_engine, end_to_end, host_floor, kernel_only};
+use crate::gpu::bench::{EndToEnd, GpuBench, copy_engine, end_to_end, end_to_end_in_place, host_floor, kernel_only};
 use crate::gpu::pipeline::{BatchSplit, PipelineOptions};
 use anyhow::Context;
 
@@ -56,8 +56,17 @@ pub fn bench_polar<T: Llr>(chain: &PolarChain, ebn0: f64, bits: u64, slots: usiz
     let batches = codewords / per_batch;
     crate::figures::measuring(&format!("{label} end to end"));
     let e = end_to_end(&mut dec, &units, batches)?;
-    crate::figures::row("end to end", label, &e.figures())?;
+    crate::figures::row("end to end", label.clone(), &e.figures())?;
     println!("end to end: {:.2} Gb/s over {batches} batches ({slots} slots); per batch: {}: {}", e.gbps, EndToEnd::SPLIT_HEADER, e.split_cells());
+    crate::figures::measuring(&format!("{label} end to end in place"));
+    let e = end_to_end_in_place(&mut dec, &units, batches)?;
+    crate::figures::row("end to end in place", label, &e.figures())?;
+    println!(
+        "end to end in place (the LLRs page-locked where they lie, as a stream's decoder block submits them): {:.2} Gb/s over {batches} batches ({slots} slots); per batch: {}: {}",
+        e.gbps,
+        EndToEnd::SPLIT_HEADER,
+        e.split_cells()
+    );
     // LLR bytes per payload bit, rounded up: N LLRs for its P bits.
     let in_bytes = (n * size_of::<T>()).div_ceil(p);
     host_floor(0, in_bytes, per_batch * p)?;

@@ -16,10 +16,10 @@ use super::compile::kernel;
 use super::device::{DeviceInfo, context, cuda, device_error, info_of};
 use super::memory::DeviceBuf;
 use super::pipeline::{BatchSplit, MAX_BATCH_BYTES, Pipeline, PipelineOptions, SlotSize, default_batch_units, par_unpack};
-use super::staging::stage_units;
+use super::staging::{stage_units, strided_region};
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
 use crate::codes::error::CodeResult;
-use crate::codes::llr::Llr;
+use crate::codes::llr::{Llr, LlrType, all_finite};
 use crate::codes::polar::nr::NrDecoder;
 use crate::codes::polar::{Algorithm, BpConfig, BpPrecision, CpuPolar, EarlyStop, PolarChain, PolarFrames, PolarSpec};
 use cudarc::driver::{CudaFunction, result, sys};
@@ -190,6 +190,36 @@ impl<T: Llr> BatchDecoder<T> for GpuPolar<T> {
         let words = out_words(self.spec.code().k(), self.soft);
         let launcher = Launcher { f: &self.function, g: self.geometry, tables: self.tables.ptr() };
         self.pipe.submit(units, n, |host, r| stage_units(host, batch, n, n, r), units * words, units, |s, slot| launcher.run(s, slot, units)).map_err(device_error)
+    }
+
+    /// Codewords that follow each other (a stream's, cut in place, or a
+    /// caller's buffer of whole codewords) go to the device as they lie,
+    /// page-locked, where the kernel reads them as from staging: no host
+    /// copy. Other batches, and memory the driver will not lock, are staged.
+    unsafe fn submit_reused(&mut self, batch: &Batch<'_, T>) -> CodeResult<bool> {
+        let units = check_batch(batch, &self.shape, self.limit())?;
+        let n = self.spec.n();
+        let Some((region, _)) = strided_region(batch, units, n).filter(|&(_, stride)| stride == n || units == 1) else {
+            return self.submit(batch).map(|()| false);
+        };
+        if T::TYPE == LlrType::F32 && !all_finite(region) {
+            batch.check_finite(0..units)?;
+        }
+        let words = out_words(self.spec.code().k(), self.soft);
+        let launcher = Launcher { f: &self.function, g: self.geometry, tables: self.tables.ptr() };
+        let sent = self.pipe.submit_registered(region, units * words, units, |s, slot| launcher.run(s, slot, units)).map_err(device_error)?;
+        if !sent {
+            return self.submit(batch).map(|()| false);
+        }
+        Ok(true)
+    }
+
+    fn reused_read(&mut self) -> CodeResult<()> {
+        self.pipe.registered_read().map_err(device_error)
+    }
+
+    fn forget_reused(&mut self) {
+        self.pipe.forget_registered();
     }
 
     fn collect(&mut self, out: &mut Decoded) -> CodeResult<bool> {
