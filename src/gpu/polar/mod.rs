@@ -236,7 +236,9 @@ impl<T: Llr> BatchDecoder<T> for GpuPolar<T> {
             // Every codeword stops by the last iteration, so a status word
             // left at zero means the kernel did not run to its end; checked
             // first, so that a failed batch appends nothing.
-            if let Some((i, st)) = status.iter().enumerate().find(|(_, st)| !(1..=iterations).contains(&(*st & 0xffff)) || *st >> 17 != 0) {
+            // (On all the pool's threads, as the reports below: a batch holds
+            // tens of thousands of codewords, and the host sets the pace.)
+            if let Some((i, st)) = status.par_iter().enumerate().find_first(|(_, st)| !(1..=iterations).contains(&(**st & 0xffff)) || **st >> 17 != 0) {
                 anyhow::bail!("codeword {i} of the batch was not decoded (status word {st:#x})");
             }
             let units = status.len();
@@ -269,7 +271,7 @@ impl<T: Llr> BatchDecoder<T> for GpuPolar<T> {
                     None => o.copy_from_slice(s),
                 });
             }
-            reports.extend(status.iter().enumerate().map(|(i, &st)| {
+            reports.par_extend(status.par_iter().enumerate().map(|(i, &st)| {
                 // The CPU's report: the CRC's verdict, else the G-matrix check's with that stop.
                 let check = checks.get(i).copied().flatten().or(g_stop.then_some((st >> 16) & 1 == 1));
                 UnitReport { bits: p, iterations: st & 0xffff, blocks: 1, check, consumed: n }
