@@ -9,6 +9,7 @@ use crate::codes::bits::first_non_bit;
 use crate::codes::error::{CodeResult, invalid};
 use crate::codes::llr::Llr;
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Eb/N0 a channel accepts, dB: beyond these the noise is meaningless for a
 /// decoder (all noise, or none at f32 precision).
@@ -127,18 +128,27 @@ impl<T: Llr> BpskAwgn<T> {
     /// else is an error and nothing is sent) into `out`, of the same length.
     pub fn transmit_into(&mut self, bits: &[u8], out: &mut [T]) -> CodeResult<()> {
         assert_eq!(bits.len(), out.len(), "one LLR per channel bit");
-        if let Some(i) = first_non_bit(bits) {
-            return Err(invalid!("channel bit at index {i} is {}, not 0 or 1", bits[i]));
-        }
         let Awgn { sigma, llr_gain, noise, position } = &mut self.awgn;
         let (sigma, gain, q) = (*sigma, *llr_gain, self.quantizer);
+        // Each piece checks its own bits on its thread, where the map reads
+        // them next: a scan of the whole input first would hold every core
+        // up behind this block's thread. The first bad bit of all is the
+        // one reported; what the pieces wrote then is not sent.
+        let bad = AtomicUsize::new(usize::MAX);
         noise.par_pieces(*position, out, |first, offset, piece| {
+            let bits = &bits[offset..offset + piece.len()];
+            if let Some(i) = first_non_bit(bits) {
+                bad.fetch_min(offset + i, Ordering::Relaxed);
+                return;
+            }
             // The three blocks' operations in their order (map, add σ·z,
             // demap, quantize), in the noise generator's vector loop.
-            noise.map_into(first, &bits[offset..offset + piece.len()], piece, move |b, z| {
-                T::from_llr((bpsk_symbol(b) + sigma * z) * gain, &q)
-            });
+            noise.map_into(first, bits, piece, move |b, z| T::from_llr((bpsk_symbol(b) + sigma * z) * gain, &q));
         });
+        let i = bad.into_inner();
+        if i != usize::MAX {
+            return Err(invalid!("channel bit at index {i} is {}, not 0 or 1", bits[i]));
+        }
         *position += bits.len() as u64;
         Ok(())
     }
@@ -203,6 +213,20 @@ mod tests {
         let want: Vec<f32> = y.iter().map(|&v| awgn.llr_gain() * v).collect();
         assert_eq!(llrs, want);
         assert!(ch.transmit(&[0, 2], &mut llrs).is_err());
+        // Bad bits in several of the pieces that run on all cores: the first
+        // is named, nothing is appended and the stream does not move on.
+        let mut bad = vec![0u8; 1 << 20];
+        (bad[300_001], bad[700_000], bad[1_000_000]) = (5, 2, 9);
+        let before = llrs.len();
+        let e = ch.transmit(&bad, &mut llrs).unwrap_err().to_string();
+        assert!(e.contains("index 300001 is 5"), "{e}");
+        assert_eq!(llrs.len(), before);
+        let mut again = BpskAwgn::new(1.5, 0.75, 4).unwrap();
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        ch.transmit(&bits[..100], &mut x).unwrap();
+        again.transmit(&bits, &mut y).unwrap();
+        again.transmit(&bits[..100], &mut y).unwrap();
+        assert_eq!(x, y[bits.len()..]);
         // Quantized in the same pass, over pieces large enough to run on all cores.
         let long: Vec<u8> = (0..300_001u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 31) as u8).collect();
         let q = Quantizer::new(3.7).unwrap();

@@ -4,6 +4,7 @@
 use super::code::{Layout, TurboCode};
 use crate::codes::encode::{Encoder, Pending};
 use crate::codes::error::CodeResult;
+use crate::codes::packed::{BIT_BYTES, pack_word};
 
 /// Encodes a stream of information bits block by block; bits of an
 /// unfinished block wait for the rest.
@@ -40,16 +41,35 @@ impl TurboEncoder {
     }
 }
 
-/// Encode one block of K bits into `out` (`Layout::len` bits).
+/// Encode one block of K bits into `out` (`Layout::len` bits), allocating
+/// nothing: the two constituent encoders step together, eight inputs per
+/// table look-up each (two independent chains of look-ups, which is what
+/// limits an encoder), the interleaved inputs gathered straight into bytes
+/// and the parity bytes unpacked eight bits a store.
 pub fn encode_block(code: &TurboCode, bits: &[u8], out: &mut [u8]) {
     let l: Layout = code.layout();
-    let (k, t) = (l.k, code.trellis());
-    let interleaved: Vec<u8> = code.permutation().iter().map(|&p| bits[p as usize]).collect();
-    let (mut tail1, mut tail2) = (Vec::with_capacity(l.m), Vec::with_capacity(l.m));
-    out[..k].copy_from_slice(bits);
-    t.encode(bits, &mut out[l.stream_start(1)..][..k], &mut tail1);
-    t.encode(&interleaved, &mut out[l.stream_start(2)..][..k], &mut tail2);
-    for (j, &(x, z)) in tail1.iter().chain(&tail2).enumerate() {
+    let (k, t, perm) = (l.k, code.trellis(), code.permutation());
+    let (d0, rest) = out.split_at_mut(l.stream_start(1));
+    let (d1, d2) = rest.split_at_mut(l.stream_len(1));
+    d0[..k].copy_from_slice(bits);
+    let (z1, z2) = (&mut d1[..k], &mut d2[..k]);
+    let mut s = (0, 0);
+    let whole = k / 8 * 8;
+    let steps = bits[..whole].chunks_exact(8).zip(perm.chunks_exact(8)).zip(z1.chunks_exact_mut(8).zip(z2.chunks_exact_mut(8)));
+    for ((x, p), (o1, o2)) in steps {
+        let x2 = p.iter().enumerate().fold(0u8, |acc, (j, &i)| acc | (bits[i as usize] & 1) << j);
+        let ((s1, y1), (s2, y2)) = (t.step8(s.0, pack_word(x) as u8), t.step8(s.1, x2));
+        o1.copy_from_slice(&BIT_BYTES[usize::from(y1)].to_le_bytes());
+        o2.copy_from_slice(&BIT_BYTES[usize::from(y2)].to_le_bytes());
+        s = (s1, s2);
+    }
+    for i in whole..k {
+        let (u1, u2) = (usize::from(bits[i] & 1), usize::from(bits[perm[i] as usize] & 1));
+        (z1[i], z2[i]) = (t.parity(s.0, u1), t.parity(s.1, u2));
+        s = (t.next(s.0, u1), t.next(s.1, u2));
+    }
+    let (tail1, tail2) = (t.terminate(s.0), t.terminate(s.1));
+    for (j, &(x, z)) in tail1[..l.m].iter().chain(&tail2[..l.m]).enumerate() {
         out[l.tail(2 * j)] = x;
         out[l.tail(2 * j + 1)] = z;
     }
@@ -146,6 +166,43 @@ mod tests {
             assert!(enc.at_boundary());
             let want: Vec<u8> = bits.chunks(k).flat_map(|b| lte_by_hand(b, f1, f2)).collect();
             assert_eq!(out, want, "K {k}");
+        }
+    }
+
+    /// Any permutation, any length (bytes and a remainder) and every
+    /// memory: the block is what stepping each constituent encoder one bit
+    /// at a time through the trellis gives.
+    #[test]
+    fn every_length_and_memory_is_the_stepwise_encoder() {
+        use crate::codes::turbo::qpp::Interleaver;
+        use crate::codes::turbo::{Rsc, RscTrellis};
+        fn stepwise(t: &RscTrellis, bits: impl Iterator<Item = u8>) -> (Vec<u8>, Vec<(u8, u8)>) {
+            let mut s = 0;
+            let z = bits.map(|u| (t.parity(s, u.into()), s = t.next(s, u.into())).0).collect();
+            (z, t.terminate(s)[..t.memory()].to_vec())
+        }
+        for (fb, ff) in [("7", "5"), ("13", "15"), ("31", "27")] {
+            for k in [1, 4, 13, 64, 101, 1027] {
+                // A scrambled permutation: the indices sorted by a hash of each.
+                let mut perm: Vec<u32> = (0..k as u32).collect();
+                perm.sort_by_key(|&i| i.wrapping_mul(2_654_435_761).rotate_left(11));
+                let il = Interleaver::from_permutation(perm.clone()).unwrap();
+                let code = TurboCode::new(Rsc::from_octal(fb, ff).unwrap(), &il).unwrap();
+                let bits = test_bits(k, k as u64 + 5);
+                let mut out = vec![9u8; code.coded_len()];
+                encode_block(&code, &bits, &mut out);
+                let (l, t) = (code.layout(), code.trellis());
+                let (z1, t1) = stepwise(t, bits.iter().copied());
+                let (z2, t2) = stepwise(t, perm.iter().map(|&p| bits[p as usize]));
+                let mut want = vec![9u8; code.coded_len()];
+                want[..k].copy_from_slice(&bits);
+                want[l.stream_start(1)..][..k].copy_from_slice(&z1);
+                want[l.stream_start(2)..][..k].copy_from_slice(&z2);
+                for (j, &(x, z)) in t1.iter().chain(&t2).enumerate() {
+                    (want[l.tail(2 * j)], want[l.tail(2 * j + 1)]) = (x, z);
+                }
+                assert_eq!(out, want, "{fb}/{ff} K {k}");
+            }
         }
     }
 

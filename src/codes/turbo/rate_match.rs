@@ -148,6 +148,8 @@ impl RateMatch {
         }
         let mut indices = Vec::with_capacity(e);
         indices.extend(window.iter().copied().cycle().take(e));
+        // What `gather` reads without bounds checks rests on this.
+        assert!(indices.iter().all(|&i| (i as usize) < 3 * (k + 4)), "a rate-matching index past the layout");
         // Window entries are distinct coded bits, so the first min(E, window)
         // of them are exactly the distinct bits sent.
         let carried = e.min(window.len());
@@ -293,9 +295,13 @@ impl RateMatch {
     /// [`Self::select`] into `out` (E entries) for coded bits the encoder
     /// just made, unchecked: the transport chain's inner loop.
     pub(super) fn gather(&self, coded: &[u8], out: &mut [u8]) {
-        debug_assert_eq!((coded.len(), out.len()), (self.coded_len(), self.e()));
+        assert_eq!((coded.len(), out.len()), (self.coded_len(), self.e()));
+        // Without a bounds check per bit: this gather is a sixth of the
+        // transport-block transmit side's time otherwise.
         for (o, &i) in out.iter_mut().zip(&self.indices) {
-            *o = coded[i as usize];
+            // SAFETY: every index is below `coded_len` (asserted in `new`),
+            // which is `coded.len()` (asserted above).
+            *o = unsafe { *coded.get_unchecked(i as usize) };
         }
     }
 

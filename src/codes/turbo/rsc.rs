@@ -177,34 +177,27 @@ impl RscTrellis {
         self.tail[state] as usize
     }
 
-    /// Encode `bits` from state 0: one parity bit per input bit into
-    /// `parity` (as long as `bits`), then the m tail stages' (input, parity)
-    /// pairs appended to `tail`, leaving the register at 0. Eight input bits
-    /// take one table look-up: the register's dependency chain is what
-    /// limits an encoder.
-    pub fn encode(&self, bits: &[u8], parity: &mut [u8], tail: &mut Vec<(u8, u8)>) {
-        assert_eq!(bits.len(), parity.len(), "one parity bit per input bit");
-        let mut s = 0;
-        let (mut ins, mut outs) = (bits.chunks_exact(8), parity.chunks_exact_mut(8));
-        for (i, o) in (&mut ins).zip(&mut outs) {
-            let byte = i.iter().rev().fold(0, |acc, &b| acc << 1 | usize::from(b & 1));
-            let step = self.run8[s << 8 | byte];
-            for (j, p) in o.iter_mut().enumerate() {
-                *p = (step >> j) as u8 & 1;
-            }
-            s = usize::from(step >> 8);
+    /// Eight inputs at once from `state`, the first in bit 0 of `byte`:
+    /// the state after them and their eight parity bits (the first in bit
+    /// 0), by one table look-up, since the register's chain of dependent
+    /// steps is what limits an encoder.
+    #[inline(always)]
+    pub fn step8(&self, state: usize, byte: u8) -> (usize, u8) {
+        let step = self.run8[state << 8 | usize::from(byte)];
+        (usize::from(step >> 8), step as u8)
+    }
+
+    /// The m tail stages that drive `state` to zero: their (input, parity)
+    /// pairs, in the first m entries.
+    pub fn terminate(&self, mut state: usize) -> [(u8, u8); MAX_MEMORY] {
+        let mut tail = [(0, 0); MAX_MEMORY];
+        for t in &mut tail[..self.memory()] {
+            let u = self.tail_input(state);
+            *t = (u as u8, self.parity(state, u));
+            state = self.next(state, u);
         }
-        for (&u, p) in ins.remainder().iter().zip(outs.into_remainder()) {
-            let u = usize::from(u & 1);
-            *p = self.parity(s, u);
-            s = self.next(s, u);
-        }
-        for _ in 0..self.memory() {
-            let u = self.tail_input(s);
-            tail.push((u as u8, self.parity(s, u)));
-            s = self.next(s, u);
-        }
-        debug_assert_eq!(s, 0);
+        debug_assert_eq!(state, 0);
+        tail
     }
 }
 
@@ -236,32 +229,43 @@ mod tests {
     fn lte_trellis_is_the_standards_register() {
         let t = RscTrellis::new(&Rsc::lte());
         let bits = crate::codes::turbo::test_bits(500, 7);
-        let (mut z, mut tail) = (vec![0; 500], Vec::new());
-        t.encode(&bits, &mut z, &mut tail);
+        let mut s = 0;
+        let z: Vec<u8> = bits
+            .iter()
+            .map(|&u| {
+                let p = t.parity(s, u.into());
+                s = t.next(s, u.into());
+                p
+            })
+            .collect();
+        let tail = t.terminate(s)[..3].to_vec();
         assert_eq!((z, tail), lte_by_hand(&bits));
     }
 
-    /// The eight-at-a-time tables against one step at a time, for every
-    /// memory and lengths around whole bytes.
+    /// The eight-at-a-time table against one step at a time, for every
+    /// memory, state and byte; the tail stages against stepping by
+    /// `tail_input`.
     #[test]
-    fn bytewise_encoding_is_stepwise_encoding() {
+    fn bytewise_steps_are_single_steps() {
         for (fb, ff) in [("7", "5"), ("13", "15"), ("23", "35"), ("31", "27")] {
             let t = RscTrellis::new(&Rsc::from_octal(fb, ff).unwrap());
-            for n in [1, 7, 8, 9, 64, 501] {
-                let bits = crate::codes::turbo::test_bits(n, n as u64);
-                let (mut z, mut tail) = (vec![9; n], Vec::new());
-                t.encode(&bits, &mut z, &mut tail);
-                let mut s = 0;
-                let want: Vec<u8> = bits
-                    .iter()
-                    .map(|&u| {
-                        let p = t.parity(s, u.into());
-                        s = t.next(s, u.into());
-                        p
-                    })
-                    .collect();
-                assert_eq!(z, want, "{fb}/{ff} n {n}");
-                assert_eq!(tail.len(), t.memory());
+            for state in 0..t.states() {
+                for byte in 0..=255u8 {
+                    let (mut s, mut parity) = (state, 0u8);
+                    for j in 0..8 {
+                        let u = usize::from(byte >> j & 1);
+                        parity |= t.parity(s, u) << j;
+                        s = t.next(s, u);
+                    }
+                    assert_eq!(t.step8(state, byte), (s, parity), "{fb}/{ff} state {state} byte {byte:#04x}");
+                }
+                let (tail, mut s) = (t.terminate(state), state);
+                for &(u, p) in &tail[..t.memory()] {
+                    assert_eq!((usize::from(u), p), (t.tail_input(s), t.parity(s, t.tail_input(s))));
+                    s = t.next(s, t.tail_input(s));
+                }
+                assert_eq!(s, 0);
+                assert!(tail[t.memory()..].iter().all(|&e| e == (0, 0)));
             }
         }
     }
