@@ -94,6 +94,11 @@ impl PskReceiver {
         })
     }
 
+    /// The carrier loop, for its lock state and frequency.
+    pub fn carrier(&self) -> &CarrierRecovery {
+        &self.carrier
+    }
+
     /// Receives `samples`, appending the LLRs of the symbols they complete to `llrs`.
     pub fn process(&mut self, samples: &[Complex32], llrs: &mut Vec<f32>) {
         self.scaled.clear();
