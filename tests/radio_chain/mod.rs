@@ -140,10 +140,11 @@ pub fn loss_at_1e4(points: &[f64], curve: &[(f64, f64)]) -> String {
 /// How the receiver pulled in on one run.
 #[derive(Debug, Clone, Copy)]
 pub struct Lock {
-    /// The symbol at which the carrier loop's lock detector last said
-    /// locked, if it did and still does at the end.
-    pub detector: Option<usize>,
-    /// Times the detector said locked and later lost it.
+    /// The symbol at which the carrier loop's lock detector first said locked.
+    pub first: Option<usize>,
+    /// Whether it says locked at the end of the run.
+    pub at_end: bool,
+    /// Times the detector said locked and later dropped it.
     pub lost: usize,
     /// The first symbol from which no window of `LOCK_WINDOW` symbols has a
     /// bit error rate above `LOCK_BER` (the data is right from there on).
@@ -167,22 +168,20 @@ pub fn lock_run(constellation: Constellation, sps: usize, es_n0_db: f64, symbols
     let bits = random_bits(symbols * k, seed);
     let received = impaired(constellation, &bits, sps, es_n0_db, seed);
     let mut rx = PskReceiver::new(ReceiverSettings { constellation, sps, ..Default::default() }).unwrap();
-    let (mut llrs, mut detector, mut lost) = (Vec::new(), None, 0);
+    let (mut llrs, mut first, mut was, mut lost) = (Vec::new(), None, false, 0);
     for chunk in received.chunks(16 * sps) {
         rx.process(chunk, &mut llrs);
-        match (rx.carrier().locked(), detector) {
-            (true, None) => detector = Some(llrs.len() / k),
-            (false, Some(_)) => {
-                detector = None;
-                lost += 1;
-            }
-            _ => {}
+        let locked = rx.carrier().locked();
+        if locked && first.is_none() {
+            first = Some(llrs.len() / k);
         }
+        lost += (was && !locked) as usize;
+        was = locked;
     }
     let (_, aligned) = align(constellation, &llrs, &bits);
     let window = LOCK_WINDOW * k;
     let windows = aligned.len().min(bits.len()) / window;
     let bad = |w: usize| errors(&aligned[w * window..(w + 1) * window], &bits[w * window..(w + 1) * window]) as f64 > LOCK_BER * window as f64;
     let data = (0..windows).rev().find(|&w| bad(w)).map_or(0, |w| (w + 1) * LOCK_WINDOW);
-    Lock { detector, lost, data }
+    Lock { first, at_end: was, lost, data }
 }
