@@ -13,6 +13,13 @@ use radio_chain::*;
 
 /// Symbols the receiver may take to lock (timing, frequency and phase).
 const LOCK_SYMBOLS: usize = 3_000;
+/// Symbols within which the receiver locks at the low SNR of a rate-1/2
+/// code (Eb/N0 2.5 dB and above: Es/N0 2.5 dB QPSK, −0.5 dB BPSK), the
+/// lock detector saying so and the data right from there on: one
+/// acquisition block (2048 QPSK, 512 BPSK symbols) and the lock detector's
+/// averaging (about 700 symbols).
+const QPSK_LOW_SNR_LOCK: usize = 5_000;
+const BPSK_LOW_SNR_LOCK: usize = 1_500;
 /// Symbols sent per case.
 const SYMBOLS: usize = 400_000;
 /// Eb/N0 at which the ideal chain's BER is about 1e-4 (8.4 dB for BPSK and Gray QPSK).
@@ -65,6 +72,23 @@ fn qpsk_locks_and_stays_within_half_a_db_at_2_and_4_samples_per_symbol() {
     check(Constellation::Qpsk, 4, 4);
 }
 
+/// At Eb/N0 2.5 dB (rate 1/2), over four seeds per case, the receiver locks
+/// within the bound (the detector says so and the data is right from there
+/// on, no slip) and is locked at the end of the run.
+#[test]
+fn bpsk_and_qpsk_lock_within_a_bound_at_low_snr() {
+    for (constellation, bound) in [(Constellation::Bpsk, BPSK_LOW_SNR_LOCK), (Constellation::Qpsk, QPSK_LOW_SNR_LOCK)] {
+        for sps in [2, 4] {
+            for seed in 100..104 {
+                let lock = lock_run(constellation, sps, es_n0_db(constellation, 0.5, 2.5), LOCK_RUN, seed);
+                eprintln!("{constellation:?} at {sps} samples per symbol, seed {seed}: {lock:?}");
+                assert!(lock.first.is_some_and(|s| s <= bound) && lock.data <= bound, "{lock:?} beyond {bound} symbols");
+                assert!(lock.at_end, "{lock:?}: not locked at the end");
+            }
+        }
+    }
+}
+
 /// The curve behind BENCHMARKS.md's loopback table (not run in CI):
 /// `cargo test --release --test radio_loopback -- --ignored --nocapture`.
 /// For each constellation and samples per symbol, hard-decision BER of the
@@ -95,3 +119,33 @@ fn ber_curve_against_the_ideal_chain() {
         println!("| {constellation:?} | {sps} | {} | {} | {} |", locks.iter().max().unwrap(), cells.join(" | "), loss_at_1e4(&points, &curve));
     }
 }
+
+/// Lock times behind BENCHMARKS.md's table (not run in CI):
+/// `cargo test --release --test radio_loopback lock_time -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn lock_time_table() {
+    const SEEDS: u64 = 20;
+    println!("| case | Eb/N0 (rate 1/2) | detector's first lock: median / max | data right from: median / max | never locked | detector dropped lock (runs) |");
+    for (constellation, sps) in [(Constellation::Bpsk, 2), (Constellation::Bpsk, 4), (Constellation::Qpsk, 2), (Constellation::Qpsk, 4)] {
+        for eb in [2.0, 2.5, 3.0, 3.5, 4.0] {
+            let runs: Vec<Lock> = (0..SEEDS).map(|s| lock_run(constellation, sps, es_n0_db(constellation, 0.5, eb), LOCK_RUN, 100 + s)).collect();
+            let mut det: Vec<usize> = runs.iter().map(|r| r.first.unwrap_or(LOCK_RUN)).collect();
+            let mut data: Vec<usize> = runs.iter().map(|r| r.data).collect();
+            det.sort();
+            data.sort();
+            let never = runs.iter().filter(|r| r.first.is_none()).count();
+            let lost: usize = runs.iter().map(|r| r.lost).sum();
+            let dropped = runs.iter().filter(|r| r.lost > 0).count();
+            println!(
+                "| {constellation:?}, {sps} sps | {eb} dB | {} / {} | {} / {} | {never} | {lost} ({dropped}) |",
+                det[det.len() / 2],
+                det[det.len() - 1],
+                data[data.len() / 2],
+                data[data.len() - 1]
+            );
+        }
+    }
+}
+
+

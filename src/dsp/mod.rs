@@ -9,7 +9,7 @@
 //!
 //! The receive chain, in order: [`RealToComplex`] (audio or SSB output to
 //! baseband), [`Agc`], the matched filter ([`Fir`] with [`rrc_taps`]),
-//! [`Gardner`] symbol timing, [`CarrierRecovery`] (FLL and Costas),
+//! [`Gardner`] symbol timing, [`CarrierRecovery`] (FFT acquisition, FLL and Costas),
 //! [`SoftDemapper`], and [`SoftDifferentialDecoder`] where the sender
 //! precoded its symbols; [`PskReceiver`] chains them from the AGC on.
 //! [`FskDemodulator`] is the 2-FSK receiver of an FM discriminator's audio.
@@ -17,6 +17,7 @@
 //! Soft values follow the project's convention: LLR = ln P(b=0)/P(b=1),
 //! BPSK maps 0 → +1.
 
+mod acquisition;
 mod agc;
 mod carrier;
 mod channel;

@@ -23,8 +23,8 @@ pub struct ReceiverSettings {
     pub timing_bandwidth: f64,
     /// Damping of the timing loop.
     pub timing_damping: f64,
-    /// Costas loop noise bandwidth Bn·T while pulling in; half of it once
-    /// locked ([`CarrierRecovery`]).
+    /// Costas loop noise bandwidth Bn·T while pulling in; a third of it
+    /// once locked ([`CarrierRecovery`]).
     pub carrier_bandwidth: f64,
     /// Damping of the Costas loop.
     pub carrier_damping: f64,
@@ -92,6 +92,11 @@ impl PskReceiver {
             filtered: Vec::new(),
             symbols: Vec::new(),
         })
+    }
+
+    /// The carrier loop, for its lock state and frequency.
+    pub fn carrier(&self) -> &CarrierRecovery {
+        &self.carrier
     }
 
     /// Receives `samples`, appending the LLRs of the symbols they complete to `llrs`.

@@ -138,7 +138,7 @@ radio_block! {
 
 radio_block! {
     CarrierRecovery, dsp::CarrierRecovery, Complex32 => Complex32, |s, i, o| in_place(i, o, |x| s.process(x)),
-    "Carrier recovery, an FLL and a Costas loop ([`dsp::CarrierRecovery`]).",
+    "Carrier recovery, a frequency acquisition, an FLL and a Costas loop ([`dsp::CarrierRecovery`]).",
     input: "symbols (`Complex32`).",
     output: "the symbols derotated, one per input.",
     usage: "use gpufec::dsp::Constellation;\nlet block = CarrierRecovery::new(gpufec::dsp::CarrierRecovery::new(Constellation::Bpsk, 0.01, 0.707, 0.001)?);\n# Ok::<(), gpufec::codes::CodeError>(())"
