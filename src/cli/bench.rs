@@ -35,7 +35,7 @@ pub struct BenchArgs {
     /// On a GPU, skip the paper's Table IV and V grids (they take a minute or two).
     #[arg(long)]
     pub no_tables: bool,
-    /// On a GPU, pipeline slots (batches in flight), 1..=16 (default 2).
+    /// On a GPU, pipeline slots (batches in flight), 1..=16 (default 3).
     #[arg(long, value_parser = count_usize)]
     pub slots: Option<usize>,
     /// GPUs to spread the decoding over: indices (0,1) or all; a decoder per device, batches to the least busy, measured end to end (default: GPU 0 alone, with the GPU's own tables).

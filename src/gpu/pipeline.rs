@@ -21,8 +21,12 @@ use std::sync::Arc;
 /// Most pipeline slots (batches in flight) a decoder may ask for.
 pub const MAX_SLOTS: usize = 16;
 
-/// Pipeline slots unless told: one batch computes while the next copies.
-pub const DEFAULT_SLOTS: usize = 2;
+/// Pipeline slots unless told: one batch computes while the next copies
+/// in, and a third lets the host stage and unpack while the device holds
+/// two (on the lent H200: polar end to end 11.6 → 12.4 Gb/s, turbo code
+/// blocks 7.3 → 8.1, transport blocks 4.3 → 4.5–4.9; the Viterbi decoder
+/// the same; BENCHMARKS.md).
+pub const DEFAULT_SLOTS: usize = 3;
 
 /// Largest buffer one pipeline slot holds, bytes: a bound on what a user's
 /// batch size can make a decoder allocate (the default Viterbi batch of i8

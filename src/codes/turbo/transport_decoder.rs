@@ -324,8 +324,11 @@ impl<T: Llr> TransportDecoder<T> {
             (&done[s].bits[at * k..][..k], done[s].reports[at].iterations)
         };
         let start = out.bits.len();
-        out.bits.resize(start + count * a, 0);
-        let reports: Vec<UnitReport> = out.bits[start..]
+        // Written straight into the spare capacity, a transport block per
+        // task: zero-filling it first would be a serial pass over the whole
+        // batch on this thread (it was the TB path's largest host cost).
+        out.bits.reserve(count * a);
+        let reports: Vec<UnitReport> = out.bits.spare_capacity_mut()[..count * a]
             .par_chunks_mut(a)
             .enumerate()
             .map(|(i, bits)| {
@@ -334,13 +337,19 @@ impl<T: Llr> TransportDecoder<T> {
                 let mut at = 0;
                 for piece in data {
                     let take = piece.len().min(a - at);
-                    bits[at..at + take].copy_from_slice(&piece[..take]);
+                    for (d, &b) in bits[at..at + take].iter_mut().zip(&piece[..take]) {
+                        d.write(b);
+                    }
                     at += take;
                 }
+                // The data of the code blocks is A bits and the CRC24A: every bit is written.
+                assert_eq!(at, a, "the code blocks hold fewer than A data bits");
                 let iterations = (0..blocks.len()).map(|r| block(i, r).1).sum();
                 UnitReport { bits: a, iterations, blocks: blocks.len() as u32, check: Some(crc_ok), consumed: g }
             })
             .collect();
+        // SAFETY: each of the count · A spare bytes was written above (asserted per transport block).
+        unsafe { out.bits.set_len(start + count * a) };
         out.reports.extend(reports);
         for (done, (&n, &(k, _))) in self.done.iter_mut().zip(per_size.iter().zip(lens)) {
             done.bits.drain(..count * n * k);

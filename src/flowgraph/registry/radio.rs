@@ -155,7 +155,7 @@ pub(super) const KINDS: &[Kind] = &[
     },
     Kind {
         name: "CarrierRecovery",
-        summary: "carrier recovery of symbols: an FLL for the pull-in and a Costas loop (BPSK or QPSK)",
+        summary: "carrier recovery of symbols: a block FFT frequency acquisition and an FLL for the pull-in, a Costas loop (BPSK or QPSK) and a lock detector",
         groups: &[&[CONSTELLATION, LOOP_BANDWIDTH, DAMPING, FLL_GAIN]],
         ports: |_| Ok(io(Some(StreamType::Cf32), Some(StreamType::Cf32))),
         add: |a, asm| {
