@@ -443,10 +443,14 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
     /// later, which waits longer, never too little.)
     pub(crate) fn registered_read(&mut self) -> anyhow::Result<()> {
         // Drained, not taken: the list keeps its allocation for the next batch.
+        let mut read = Ok(());
         for slot in self.unread.drain(..) {
-            self.slots[slot].h2d[0][1].wait()?;
+            if read.is_ok() {
+                read = self.slots[slot].h2d[0][1].wait();
+            }
         }
-        Ok(())
+        // A kernel fault shows in any wait: the device is named as everywhere else.
+        read.map_err(|e| self.on_device(e))
     }
 
     /// Unlock the memory [`Self::submit_registered`] locked: the caller is about to free it.
