@@ -41,6 +41,10 @@ pub struct BenchArgs {
     /// GPUs to spread the decoding over: indices (0,1) or all; a decoder per device, batches to the least busy, measured end to end (default: GPU 0 alone, with the GPU's own tables).
     #[arg(long, value_parser = DeviceList::parse)]
     pub gpu_devices: Option<DeviceList>,
+    /// With --gpu-devices: keep no copy of each batch for taking a failed
+    /// device out (a device failure then fails the run).
+    #[arg(long)]
+    pub no_take_out: bool,
     /// LLR types to measure: i8, f32 or both (default: the family's: both
     /// for conv; for turbo i8 on a GPU, f32 on the CPU).
     #[arg(long, value_enum)]
@@ -97,6 +101,8 @@ pub struct Run {
     pub slots: usize,
     /// GPUs to spread the decoding over.
     pub devices: Option<DeviceList>,
+    /// Whether several GPUs keep each batch to take a failed one out.
+    pub take_out: bool,
 }
 
 impl BenchArgs {
@@ -128,6 +134,7 @@ impl BenchArgs {
                 "--slots, --no-tables and --gpu-devices apply to the GPU, which this run does not use"
             );
         }
+        anyhow::ensure!(!self.no_take_out || self.gpu_devices.is_some(), "--no-take-out applies to several GPUs: give --gpu-devices too");
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let threads = match (choice.gpu, self.threads) {
             (true, _) => vec![0],
@@ -143,6 +150,7 @@ impl BenchArgs {
             budget: Duration::from_secs_f64(self.seconds),
             slots,
             devices: self.gpu_devices.clone(),
+            take_out: !self.no_take_out,
         })
     }
 }
@@ -250,6 +258,7 @@ impl BenchArgs {
         if let Some(path) = &self.json {
             crate::files::check_writable(path).map_err(|e| anyhow::anyhow!("--json: {e}"))?;
         }
+        anyhow::ensure!(!self.no_take_out || self.gpu_devices.is_some(), "--no-take-out applies to several GPUs: give --gpu-devices too");
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         // The devices as the driver lists them; none where there is no driver.
         let devices: Vec<serde_json::Value> = crate::gpu::devices()
@@ -296,10 +305,12 @@ const PCIE_BYTES: usize = 256 << 20;
 /// round robin, so that no pipeline fills or drains inside the figure); each
 /// device alone, built by `one`, kernel-only and end to end, with its PCIe
 /// host→device rate and the batches the row dealt it; the host's memory
-/// limits on its pipeline threads; and which limit binds.
+/// limits on its pipeline threads (with `take_out`, the copy that keeps
+/// each batch besides); and which limit binds.
 pub fn devices_report<T: Copy + Send + Sync>(
     total: &mut dyn BatchDecoder<T>,
     devices: &[usize],
+    take_out: bool,
     one: impl Fn(usize) -> anyhow::Result<Box<dyn crate::gpu::bench::GpuBench<T>>>,
     units: &[T],
 ) -> anyhow::Result<()> {
@@ -347,17 +358,20 @@ pub fn devices_report<T: Copy + Send + Sync>(
     println!("all {}, streaming {batches} batches: end to end {all:.1} Gb/s, {:.2}× GPU {} alone", crate::codes::words::count_of(n as u64, "GPU"), all / first, lead);
     let floor = host_floor(lead, in_bytes, total.limit().units * shape.bits)?;
     let (devices, links) = (alone.iter().sum::<f64>(), pcie.iter().sum::<f64>());
-    // Over several devices each batch's input is also copied once, to be
-    // kept for another device should its own fail: that pass is the host's too.
-    let kept_cap = 1.0 / (in_bytes as f64 / floor.copy_gb + 1.0 / floor.cap_gbps);
+    // With take-out each batch's input is also copied once, to be kept for
+    // another device should its own fail: that pass is the host's too.
+    let (cap, kept) = match take_out {
+        true => (1.0 / (in_bytes as f64 / floor.copy_gb + 1.0 / floor.cap_gbps), format!("keeping each batch's input (a copy at {:.1} GB/s), ", floor.copy_gb)),
+        false => (floor.cap_gbps, String::new()),
+    };
     let limits = [
         (devices, format!("the {n} devices alone add up to {devices:.1} Gb/s")),
         (links, format!("{n} × PCIe carry {links:.1} Gb/s of information")),
         (
-            kept_cap,
+            cap,
             format!(
-                "host memory caps end to end at {kept_cap:.1} Gb/s: keeping each batch's input (a copy at {:.1} GB/s), staging it at {:.1} GB/s and unpacking at {:.1} GB/s, one after the other, on {} threads",
-                floor.copy_gb, floor.stage_gb, floor.unpack_gb, floor.threads
+                "host memory caps end to end at {cap:.1} Gb/s: {kept}staging at {:.1} GB/s and unpacking at {:.1} GB/s, one after the other, on {} threads",
+                floor.stage_gb, floor.unpack_gb, floor.threads
             ),
         ),
     ];

@@ -129,7 +129,7 @@ fn rows<T: ViterbiLlr>(conv: &ConvSetup, on_load: bool, setup: &Setup, ebn0: f64
     for &threads in &run.threads {
         let label = format!("{} {} {}", setup.name, T::NAME, where_run(threads));
         crate::figures::measuring(&label);
-        let pipeline = PipelineOptions { slots: run.slots, devices: run.devices.clone(), ..Default::default() };
+        let pipeline = PipelineOptions { slots: run.slots, devices: run.devices.clone(), take_out: run.take_out, ..Default::default() };
         let options = BackendOptions { backend: run.backend, cpu_threads: threads, pipeline };
         let (mut decoder, _) = viterbi_decoder::<T>(conv.trellis.clone(), setup.mode, on_load.then_some(&conv.puncture), &options, ViterbiTuning::default())
             .with_context(|| format!("--backend {}", run.backend))?;
@@ -142,7 +142,7 @@ fn rows<T: ViterbiLlr>(conv: &ConvSetup, on_load: bool, setup: &Setup, ebn0: f64
                 let p = PipelineOptions { device, slots: run.slots, ..Default::default() };
                 Ok(Box::new(GpuViterbi::<T>::new(conv.trellis.clone(), tile, on_load.then_some(&conv.puncture), &p, ViterbiTuning::default())?))
             };
-            devices_report(decoder.as_mut(), &list.resolve()?, one, &units)?;
+            devices_report(decoder.as_mut(), &list.resolve()?, run.take_out, one, &units)?;
         }
     }
     Ok(())

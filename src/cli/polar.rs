@@ -63,7 +63,7 @@ fn rows<T: Llr>(chain: &PolarChain, ebn0: f64, run: &Run) -> anyhow::Result<()> 
     for &threads in &run.threads {
         let label = format!("{} {}", T::NAME, where_run(threads));
         crate::figures::measuring(&label);
-        let pipeline = PipelineOptions { slots: run.slots, devices: run.devices.clone(), ..Default::default() };
+        let pipeline = PipelineOptions { slots: run.slots, devices: run.devices.clone(), take_out: run.take_out, ..Default::default() };
         let options = BackendOptions { backend: run.backend, cpu_threads: threads, pipeline };
         let (mut dec, _) = polar_decoder::<T>(chain, false, &options)?;
         let timing = time_decoder(dec.as_mut(), &Batch::uniform(&noisy.llrs, chain.unit_llrs())?, (units * frame) as u64, run.budget)?;
@@ -75,7 +75,7 @@ fn rows<T: Llr>(chain: &PolarChain, ebn0: f64, run: &Run) -> anyhow::Result<()> 
                 let p = PipelineOptions { device, slots: run.slots, ..Default::default() };
                 Ok(Box::new(GpuPolar::<T>::new(spec.clone(), cfg, false, &p)?))
             };
-            devices_report(dec.as_mut(), &list.resolve()?, one, &noisy.llrs)?;
+            devices_report(dec.as_mut(), &list.resolve()?, run.take_out, one, &noisy.llrs)?;
         }
     }
     Ok(())

@@ -54,7 +54,7 @@ fn bench(code: &dyn Code, _given: &Map<String, Value>, args: &BenchArgs) -> anyh
     for &threads in &run.threads {
         let label = where_run(threads);
         crate::figures::measuring(&label);
-        let pipeline = PipelineOptions { slots: run.slots, devices: run.devices.clone(), ..Default::default() };
+        let pipeline = PipelineOptions { slots: run.slots, devices: run.devices.clone(), take_out: run.take_out, ..Default::default() };
         let options = BackendOptions { backend: run.backend, cpu_threads: threads, pipeline };
         let (mut dec, _) = sync_decoder::<u8>(chain.code(), chain.params(), chain.stream_config(), 1.0, false, &options)?;
         let batch_frames = dec.limit().units;
@@ -76,7 +76,7 @@ fn bench(code: &dyn Code, _given: &Map<String, Value>, args: &BenchArgs) -> anyh
                 let p = PipelineOptions { device, slots: run.slots, ..Default::default() };
                 Ok(Box::new(GpuSync::<u8>::new(chain.code().clone(), chain.params(), chain.stream_config(), 1.0, false, &p)?))
             };
-            devices_report(dec.as_mut(), &list.resolve()?, one, &items)?;
+            devices_report(dec.as_mut(), &list.resolve()?, run.take_out, one, &items)?;
         }
     }
     Ok(())

@@ -78,7 +78,7 @@ fn bench_blocks<T: Llr>(chain: &TurboChain, code: &TurboCode, ebn0: f64, run: &R
     for &threads in &run.threads {
         let label = format!("K={} {} {}", code.k(), T::NAME, where_run(threads));
         crate::figures::measuring(&label);
-        let pipeline = PipelineOptions { slots: run.slots, devices: run.devices.clone(), ..Default::default() };
+        let pipeline = PipelineOptions { slots: run.slots, devices: run.devices.clone(), take_out: run.take_out, ..Default::default() };
         let options = BackendOptions { backend: run.backend, cpu_threads: threads, pipeline };
         let (mut dec, _) = turbo_decoder::<T>(chain, 1.0, false, &options)?;
         let timing = time_decoder(dec.as_mut(), &Batch::uniform(&llrs, code.coded_len())?, (blocks * code.k()) as u64, run.budget)?;
@@ -90,7 +90,7 @@ fn bench_blocks<T: Llr>(chain: &TurboChain, code: &TurboCode, ebn0: f64, run: &R
                 let p = PipelineOptions { device, slots: run.slots, ..Default::default() };
                 Ok(Box::new(GpuTurbo::<T>::new(code.clone(), cfg, 1.0, &p)?))
             };
-            devices_report(dec.as_mut(), &list.resolve()?, one, &llrs)?;
+            devices_report(dec.as_mut(), &list.resolve()?, run.take_out, one, &llrs)?;
         }
     }
     Ok(())

@@ -9,7 +9,9 @@
 //! circular buffer is covered after its first lap and costs nothing after.
 //! Registration needs memory the kernel can pin: anonymous or shared memory
 //! (`/dev/shm`, where `gpufec` puts FutureSDR's buffers); where the driver
-//! refuses, the caller stages as before.
+//! refuses, the caller stages as before. Pages another device's decoder
+//! locked (several GPUs on one stream buffer) are staged by this one, which
+//! goes on locking pages of its own.
 
 use cudarc::driver::{CudaContext, sys};
 use std::collections::BTreeMap;
@@ -90,6 +92,10 @@ impl Registered {
                     self.bytes += hi - lo;
                     return Some(());
                 }
+                // Another device's decoder locked these pages (several GPUs
+                // sharing one stream buffer): this region is staged, and
+                // the next may be this device's to lock.
+                sys::CUresult::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED => return None,
                 e => last = Some(e),
             }
         }

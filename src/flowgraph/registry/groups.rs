@@ -45,6 +45,12 @@ pub(super) const BACKEND: &[Param] = &[
         Literal::Text(""),
         "several CUDA devices instead of gpu_device: indices (\"0,1\") or \"all\"; a decoder per device, batches to the least busy (default: gpu_device alone)",
     ),
+    Param::with_default(
+        "gpu_take_out",
+        ParamType::Flag,
+        Literal::Flag(true),
+        "with several gpu_devices, keep a copy of each batch so that a failed device is taken out and the others decode its batches (false: no copy, a device failure fails the run)",
+    ),
     Param::with_default("gpu_slots", ParamType::Count, Literal::Count(DEFAULT_SLOTS as u64), "GPU pipeline slots (batches in flight), 1..=16"),
     Param::with_default(
         "gpu_batch_units",
@@ -155,6 +161,7 @@ pub(super) fn backend_options(a: &Args, asm: &Assembly) -> anyhow::Result<Backen
                 (None, "") => None,
                 (None, list) => Some(a.about("gpu_devices", DeviceList::parse(list))?),
             },
+            take_out: a.flag("gpu_take_out")?,
             slots: a.size_in("gpu_slots", 1..=MAX_SLOTS)?,
             batch_units: a.size_in("gpu_batch_units", 0..=MAX_BATCH_UNITS)?,
             host_threads: a.size_in("gpu_host_threads", 0..=MAX_HOST_THREADS)?,

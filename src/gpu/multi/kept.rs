@@ -85,6 +85,17 @@ impl<T: Copy + Send + Sync> Kept<T> {
         }
     }
 
+    /// Whether no copy of a batch was made.
+    #[cfg(test)]
+    pub(super) fn copied_nothing(&self) -> bool {
+        self.copy.is_empty()
+    }
+
+    /// The caller takes its items back, and nothing of them is kept.
+    pub(super) fn forget_loan(&mut self) {
+        self.lent = None;
+    }
+
     /// Replace the copy with `src`, split over the pool's threads when large.
     fn fill(&mut self, src: &[T]) {
         self.copy.clear();

@@ -94,7 +94,8 @@ pub(crate) fn on_devices<T: Copy + Send + Sync + 'static>(
         .iter()
         .map(|&device| build(&PipelineOptions { device, devices: None, ..options.clone() }).map_err(|e| e.context(format!("GPU {device}"))))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    Ok(Box::new(MultiDevice::new(inner, devices)?))
+    let multi = MultiDevice::new(inner, devices)?;
+    Ok(Box::new(if options.take_out { multi } else { multi.without_take_out() }))
 }
 
 /// How a batch's input is kept while it is in flight.
@@ -186,6 +187,9 @@ pub struct MultiDevice<T: Copy + Send + Sync + 'static> {
     next_lane: usize,
     /// Makes the copies of the batches' input: the GPU pipelines' host threads.
     host: std::sync::Arc<rayon::ThreadPool>,
+    /// Whether batches keep their input, so that a failed device can be
+    /// taken out ([`Self::without_take_out`]).
+    take_out: bool,
 }
 
 impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
@@ -206,7 +210,17 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         let host = super::host_pool::host_pool(0)?;
-        Ok(Self { lanes, shapes, limit, soft, flights: VecDeque::new(), spare: Vec::new(), next_seq: 0, next_lane: 0, host })
+        Ok(Self { lanes, shapes, limit, soft, flights: VecDeque::new(), spare: Vec::new(), next_seq: 0, next_lane: 0, host, take_out: true })
+    }
+
+    /// No batch keeps its input: a submitted batch is staged by its
+    /// device's thread while the caller waits, a batch in memory the caller
+    /// reuses goes to its device as it lies, and a device failure is the
+    /// decoder's error. No host copy of the input is made, which is what
+    /// several devices gain where the host's memory sets the pace.
+    pub fn without_take_out(mut self) -> Self {
+        self.take_out = false;
+        self
     }
 
     /// The lane that takes the next batch: round robin among those with the
@@ -237,6 +251,9 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
             return Err(invalid!("every device has its batches in flight: collect first"));
         }
         let lane = self.room()?;
+        if !self.take_out && keep == Keep::Copy {
+            return self.submit_now(batch, units, lane);
+        }
         let mut kept = self.spare.pop().unwrap_or_else(|| Box::new(Kept::new()));
         match keep {
             Keep::Copy => self.host.install(|| kept.copy_of(batch)),
@@ -256,6 +273,20 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
         }
     }
 
+    /// Without take-out: `lane`'s thread stages `batch` while the caller
+    /// waits, so that nothing of it need be kept.
+    fn submit_now(&mut self, batch: &Batch<'_, T>, units: usize, lane: usize) -> CodeResult<()> {
+        let l = &mut self.lanes[lane];
+        let submitted = l.worker.call(|d| d.submit(batch)).and_then(|r| r);
+        submitted?;
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        l.fifo.push_back(seq);
+        let kept = self.spare.pop().unwrap_or_else(|| Box::new(Kept::new()));
+        self.flights.push_back(Flight { seq, units, kept, lent: false, state: State::On(lane) });
+        Ok(())
+    }
+
     /// Post the submission of flight `at` to `lane`'s decoder (`reused`: as
     /// [`BatchDecoder::submit_reused`], its kept input copied first).
     fn send(&mut self, at: usize, lane: usize, reused: bool) -> CodeResult<()> {
@@ -263,6 +294,7 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
         f.state = State::On(lane);
         let (seq, kept) = (f.seq, KeptPtr(&mut *f.kept as *mut Kept<T>));
         let host = self.host.clone();
+        let keep = self.take_out;
         let l = &mut self.lanes[lane];
         l.fifo.push_back(seq);
         l.unanswered += 1;
@@ -273,7 +305,9 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
             // touches it meanwhile (`settle` comes first everywhere).
             let kept = unsafe { &mut *kept.0 };
             if reused {
-                host.install(|| kept.copy_lent());
+                if keep {
+                    host.install(|| kept.copy_lent());
+                }
                 // SAFETY: the caller of `submit_reused` keeps the lent items
                 // until `reused_read`, which waits for this decoder's reads.
                 unsafe { d.submit_reused(&kept.batch()) }.map(|_| ())
@@ -319,6 +353,9 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
     /// is a kernel fault, after which CUDA serves no device of the process.
     fn fail(&mut self, lane: usize, e: CodeError) -> CodeResult<()> {
         let CodeError::Device(why) = &e else { return Err(e) };
+        if !self.take_out {
+            return Err(e);
+        }
         let others: Vec<String> = self.lanes.iter().enumerate().filter(|&(i, l)| i != lane && l.out.is_none()).map(|(_, l)| l.device.to_string()).collect();
         if others.is_empty() {
             return Err(e);
@@ -505,8 +542,14 @@ impl<T: Copy + Send + Sync + 'static> BatchDecoder<T> for MultiDevice<T> {
                 self.fail(lane, e)?;
             }
         }
+        let keep = self.take_out;
         for f in self.flights.iter_mut().filter(|f| f.lent) {
-            f.kept.end_loan();
+            // Without take-out the lent items were read where they lay, and nothing keeps them.
+            if keep {
+                f.kept.end_loan();
+            } else {
+                f.kept.forget_loan();
+            }
             f.lent = false;
         }
         Ok(())

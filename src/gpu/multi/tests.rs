@@ -272,6 +272,27 @@ fn a_kernel_fault_fails_the_decoder_on_every_device() {
     }
 }
 
+/// Without take-out: the same bits in the same order however the decoder
+/// is driven, no copy of any batch kept, and a failing device fails the
+/// decoder instead of being taken out.
+#[test]
+fn without_take_out_nothing_is_kept_and_a_failure_is_the_decoders() {
+    for drive in [Drive::Submit, Drive::InPlace, Drive::Decode] {
+        let input = items(3 * 30 + 1);
+        let mut m = fakes(3, &[]).without_take_out();
+        let out = run(&mut m, &input, drive).unwrap_or_else(|e| panic!("{drive:?}: {e}"));
+        assert_eq!(out.bits, input, "{drive:?}");
+        assert_eq!(out.reports.len(), 3 * 30 + 1);
+        assert!(m.spare.iter().all(|k| k.copied_nothing()), "{drive:?}: a batch was copied");
+        let batches: Vec<u64> = m.dealt().iter().map(|d| d.1).collect();
+        assert!(batches.iter().max().unwrap() - batches.iter().min().unwrap() <= 1, "{drive:?}: {batches:?}");
+        let mut m = fakes(3, &[(1, 3)]).without_take_out();
+        let e = run(&mut m, &input, drive).unwrap_err();
+        assert!(matches!(&e, CodeError::Device(w) if w.contains(WATCHDOG)), "{drive:?}: {e}");
+        assert!(!m.describe().contains("taken out"), "{drive:?}");
+    }
+}
+
 /// With the last device failing, the decoder fails with the device's error.
 #[test]
 fn the_last_device_failing_fails_the_decoder() {
