@@ -138,16 +138,22 @@ fn streamed<T: Copy + Send + Sync, D: BatchDecoder<T> + ?Sized>(dec: &mut D, uni
     let per_batch = dec.limit().units * shape.items;
     let distinct = (units.len() / per_batch.max(1)).clamp(1, 2);
     anyhow::ensure!(units.len() >= per_batch, "an end-to-end figure needs a full batch of units");
-    let batch = |b: usize| Batch::uniform(&units[(b % distinct) * per_batch..][..per_batch], shape.items);
+    let submit = |dec: &mut D, b: usize| -> anyhow::Result<()> {
+        let batch = Batch::uniform(&units[(b % distinct) * per_batch..][..per_batch], shape.items)?;
+        if in_place {
+            // SAFETY: `units` is never written and outlives this call; the
+            // caller ends the loan (`reused_read`, `forget_reused`) before
+            // giving it back.
+            unsafe { dec.submit_reused(&batch) }?;
+        } else {
+            dec.submit(&batch)?;
+        }
+        Ok(())
+    };
     let mut out = Decoded::default();
     // Each distinct batch once first: no first touch, and no first page-lock in place, in the figure.
     for b in 0..distinct {
-        if in_place {
-            // SAFETY: as in the timed loop below.
-            unsafe { dec.submit_reused(&batch(b)?) }?;
-        } else {
-            dec.submit(&batch(b)?)?;
-        }
+        submit(dec, b)?;
         dec.collect(&mut out)?;
     }
     let mut sink = 0usize;
@@ -167,14 +173,7 @@ fn streamed<T: Copy + Send + Sync, D: BatchDecoder<T> + ?Sized>(dec: &mut D, uni
             collect(dec, &mut out)?;
         }
         let t = Instant::now();
-        if in_place {
-            // SAFETY: `units` is never written and outlives this call; the
-            // caller ends the loan (`reused_read`, `forget_reused`) before
-            // giving it back.
-            unsafe { dec.submit_reused(&batch(b)?) }?;
-        } else {
-            dec.submit(&batch(b)?)?;
-        }
+        submit(dec, b)?;
         stage += t.elapsed().as_secs_f64() * 1e3;
     }
     while dec.in_flight() > 0 {

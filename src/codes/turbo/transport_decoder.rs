@@ -337,9 +337,7 @@ impl<T: Llr> TransportDecoder<T> {
                 let mut at = 0;
                 for piece in data {
                     let take = piece.len().min(a - at);
-                    for (d, &b) in bits[at..at + take].iter_mut().zip(&piece[..take]) {
-                        d.write(b);
-                    }
+                    bits[at..at + take].write_copy_of_slice(&piece[..take]);
                     at += take;
                 }
                 // The data of the code blocks is A bits and the CRC24A: every bit is written.

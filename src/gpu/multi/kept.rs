@@ -102,8 +102,7 @@ impl<T: Copy + Send + Sync> Kept<T> {
         self.copy.reserve_exact(src.len());
         let spare: &mut [MaybeUninit<T>] = &mut self.copy.spare_capacity_mut()[..src.len()];
         crate::gpu::pipeline::par_chunks(spare, src, |d, s| {
-            // SAFETY: MaybeUninit<T> has T's layout; the chunks match in length.
-            unsafe { std::ptr::copy_nonoverlapping(s.as_ptr(), d.as_mut_ptr().cast::<T>(), s.len()) }
+            d.write_copy_of_slice(s);
         });
         // SAFETY: every one of the first src.len() items was written above.
         unsafe { self.copy.set_len(src.len()) };
