@@ -240,6 +240,7 @@ fn hostile_inputs_get_clear_errors() {
     // name the field at fault.
     fails(&["run", SHIPPED, "--set", "conv.k=1e9"], &["code 'conv'", "field 'k'", "outside 3..=9"]);
     fails(&["run", SHIPPED, "--set", "decoder.threads=5000"], &["block 'decoder'", "field 'threads'", "outside 0..=1024"]);
+    fails(&["run", SHIPPED, "--set", "decoder.gpu_take_out=5"], &["field 'gpu_take_out'", "expected true or false"]);
     fails(&["run", SHIPPED, "--set", "decoder.gpu_slots=0"], &["field 'gpu_slots'", "outside 1..=16"]);
     fails(&["run", SHIPPED, "--set", "decoder.max_latency_ms=1e12"], &["field 'max_latency_ms'"]);
     fails(&["run", SHIPPED, "--set", "conv.group=1e9"], &["field 'group'", "exceeds the limit"]);
