@@ -82,3 +82,37 @@ extern "C" __global__ void link_normals(float* __restrict__ z, u64 first, u32 n,
     const float4 v = normals(16 * (i >> 6) + (i & 15), Key{k0, k1});
     z[j] = row(v, (int)((i >> 4) & 3));
 }
+
+// The LLRs of BPSK over AWGN of channel bits bits[0 .. n), bit j at stream
+// position first + j, as `BpskAwgn::transmit_into` sends them: thread t
+// draws block 16·g + l of the recipe (g = first / 64 + t / 16, l = t mod 16)
+// and writes those of its four rows' samples 64·g + 16·row + l that lie in
+// the call (positions wrap at 2^64 as the host's do). *bad ends as the least
+// index of a bit that is not 0 or 1 (it must be all ones before).
+template <typename T, typename Put>
+__device__ __forceinline__ void bpsk_awgn(const u8* __restrict__ bits, T* __restrict__ out, u64* bad, u64 first, u64 n, Key key, float sigma, float gain, Put put) {
+    const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    const u64 g = (first >> 6) + (t >> 4), l = t & 15;
+    const u64 j0 = 64 * g + l - first;
+    bool any = false;
+#pragma unroll
+    for (int r = 0; r < 4; r++) any |= j0 + 16 * (u64)r < n;
+    if (!any) return;
+    const float4 z = normals(16 * g + l, key);
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        const u64 j = j0 + 16 * (u64)r;
+        if (j >= n) continue;
+        const u8 b = bits[j];
+        if (b > 1) atomicMin(bad, j);
+        out[j] = put(channel_llr(b, row(z, r), sigma, gain));
+    }
+}
+
+extern "C" __global__ void link_bpsk_awgn_f32(const u8* __restrict__ bits, float* __restrict__ out, u64* bad, u64 first, u64 n, u32 k0, u32 k1, float sigma, float gain, float scale) {
+    bpsk_awgn(bits, out, bad, first, n, Key{k0, k1}, sigma, gain, [](float llr) { return llr; });
+}
+
+extern "C" __global__ void link_bpsk_awgn_i8(const u8* __restrict__ bits, i8* __restrict__ out, u64* bad, u64 first, u64 n, u32 k0, u32 k1, float sigma, float gain, float scale) {
+    bpsk_awgn(bits, out, bad, first, n, Key{k0, k1}, sigma, gain, [scale](float llr) { return quantize(llr, scale); });
+}

@@ -103,8 +103,12 @@ fn run_rejects_bad_files_and_settings_in_one_line() {
     fails(&["run", &unknown], &[&unknown, "block 'src'", "unknown block type 'Oscillator'"]);
     let malformed = temp_file("malformed.toml", "[blocks.src\ntype = \"RandomBits\"\n");
     fails(&["run", &malformed], &[&malformed, ":1:", "malformed TOML"]);
+    fails(&["run", SHIPPED, "--set", "channel.backend=tpu"], &[SHIPPED, "block 'channel'", "field 'backend'"]);
+    fails(&["run", SHIPPED, "--set", "channel.gpu_device=5000"], &[SHIPPED, "block 'channel'", "field 'gpu_device'"]);
     if no_gpu() {
         fails(&["run", SHIPPED, "--backend", "gpu"], &["--backend gpu: "]);
+        // The channel on a GPU that is not there: its own field is named.
+        fails(&["run", SHIPPED, "--set", "channel.backend=gpu", "--set", "decoder.backend=cpu"], &[SHIPPED, "block 'channel'", "field 'backend': gpu: "]);
     }
 }
 

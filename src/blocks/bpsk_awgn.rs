@@ -5,6 +5,7 @@ use super::{FirstError, Reporting};
 use crate::codes::channel::{self, Quantizer};
 use crate::codes::llr::Llr;
 use crate::codes::sim::noise_seed;
+use crate::gpu::{Backend, Choice, GpuBpskAwgn, select};
 use futuresdr::runtime::dev::prelude::*;
 
 /// Channel bits to the LLRs a receiver sees after BPSK over AWGN: what
@@ -17,6 +18,9 @@ use futuresdr::runtime::dev::prelude::*;
 /// The noise is drawn from [`noise_seed`]`(seed)` by stream position, so a
 /// flowgraph whose bit source shares the seed of a `gpufec ber` run counts the
 /// same errors.
+///
+/// On a GPU ([`BpskAwgn::on`]) the block sends the same LLRs, bit for bit
+/// ([`GpuBpskAwgn`]), and leaves the host's cores to the rest of the chain.
 ///
 /// A channel bit other than 0 or 1 fails the flowgraph.
 ///
@@ -38,7 +42,7 @@ use futuresdr::runtime::dev::prelude::*;
 #[derive(Block)]
 #[type_name(BpskAwgn)]
 pub struct BpskAwgn<T: Llr + CpuSample> {
-    channel: channel::BpskAwgn<T>,
+    channel: Engine<T>,
     errors: FirstError,
     taken: u64,
     #[input]
@@ -51,13 +55,44 @@ impl<T: Llr + CpuSample> BpskAwgn<T> {
     /// LLRs at `ebn0_db` for effective rate `rate`, noise drawn from `seed`,
     /// quantized (for `i8`) by `quantizer`.
     pub fn new(ebn0_db: f64, rate: f64, seed: u64, quantizer: Quantizer) -> anyhow::Result<Self> {
-        Ok(Self {
-            channel: channel::BpskAwgn::with_quantizer(ebn0_db, rate, noise_seed(seed), quantizer)?,
-            errors: FirstError::default(),
-            taken: 0,
-            input: DefaultCpuReader::default(),
-            output: stream::output(),
-        })
+        Ok(Self::with(Engine::Host(channel::BpskAwgn::with_quantizer(ebn0_db, rate, noise_seed(seed), quantizer)?)))
+    }
+
+    /// [`Self::new`] on `backend`: GPU `device` ([`GpuBpskAwgn`]) or the
+    /// host's cores, the same LLRs either way; where it ended up and why not
+    /// on the GPU when `auto` fell back.
+    pub fn on(backend: Backend, device: usize, ebn0_db: f64, rate: f64, seed: u64, quantizer: Quantizer) -> anyhow::Result<(Self, Choice)> {
+        let (engine, choice) = select(
+            backend,
+            || Ok(Engine::Gpu(Box::new(GpuBpskAwgn::new(device, ebn0_db, rate, noise_seed(seed), quantizer)?))),
+            || Ok(Engine::Host(channel::BpskAwgn::with_quantizer(ebn0_db, rate, noise_seed(seed), quantizer)?)),
+        )?;
+        Ok((Self::with(engine), choice))
+    }
+
+    fn with(channel: Engine<T>) -> Self {
+        Self { channel, errors: FirstError::default(), taken: 0, input: DefaultCpuReader::default(), output: stream::output() }
+    }
+}
+
+/// Where the block's LLRs are made.
+enum Engine<T: Llr> {
+    Host(channel::BpskAwgn<T>),
+    Gpu(Box<GpuBpskAwgn<T>>),
+}
+
+impl<T: Llr> Engine<T> {
+    fn transmit_into(&mut self, bits: &[u8], out: &mut [T]) -> crate::codes::error::CodeResult<()> {
+        match self {
+            Engine::Host(c) => c.transmit_into(bits, out),
+            Engine::Gpu(c) => c.transmit_into(bits, out),
+        }
+    }
+
+    fn release(&mut self) {
+        if let Engine::Gpu(c) = self {
+            c.release();
+        }
     }
 }
 
@@ -78,6 +113,10 @@ impl<T: Llr + CpuSample> Kernel for BpskAwgn<T> {
     async fn work(&mut self, io: &mut WorkIo, _mo: &mut MessageOutputs, meta: &mut BlockMeta) -> Result<()> {
         let channel = &mut self.channel;
         let r = map_each(&mut self.input, &mut self.output, io, &mut self.taken, |bits, llrs| Ok(channel.transmit_into(bits, llrs)?));
+        if io.finished || r.is_err() {
+            // The stream buffer the GPU read in place goes with the flowgraph.
+            self.channel.release();
+        }
         self.errors.keep(meta, r)
     }
 }

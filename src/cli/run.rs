@@ -84,7 +84,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<bool> {
     let title = format!("{}{}", file.label, file.description.as_ref().map(|d| format!(" ({d})")).unwrap_or_default());
     println!("flowgraph: {title}");
     let codes = built.codes.iter().map(|(name, code)| format!("code '{name}': {} {}", code.family(), code.describe()));
-    let about: Vec<String> = codes.chain(built.decoders.iter().map(|d| format!("decoder '{}': backend {d}; {}", d.block, d.describe))).collect();
+    let decoders = built.decoders.iter().map(|d| format!("decoder '{}': backend {d}; {}", d.block, d.describe));
+    let about: Vec<String> = codes.chain(built.placements.iter().cloned()).chain(decoders).collect();
     for line in &about {
         println!("{line}");
     }

@@ -114,6 +114,8 @@ pub struct Built {
     pub probes: Vec<(String, Arc<ThroughputMeter>)>,
     /// Its decoders and their backends.
     pub decoders: Vec<DecoderNote>,
+    /// Where its other blocks with a backend run, one line each.
+    pub placements: Vec<String>,
     /// Its file sinks.
     pub files: Vec<FileNote>,
     /// The recordings its sources read.
@@ -139,6 +141,7 @@ pub(crate) struct Assembly {
     pub ber_sinks: Vec<(String, Arc<BerCounters>)>,
     pub probes: Vec<(String, Arc<ThroughputMeter>)>,
     pub decoders: Vec<DecoderNote>,
+    pub placements: Vec<String>,
     pub files: Vec<FileNote>,
     pub recordings: Vec<RecordingNote>,
     pub frames: Vec<(String, Arc<FrameCounts>)>,
@@ -162,6 +165,7 @@ impl Assembly {
             ber_sinks: Vec::new(),
             probes: Vec::new(),
             decoders: Vec::new(),
+            placements: Vec::new(),
             files: Vec::new(),
             recordings: Vec::new(),
             frames: Vec::new(),
@@ -254,6 +258,12 @@ impl Assembly {
         self.decoders.push(DecoderNote { block: self.name.clone(), backend: choice.name(), describe, not_gpu: choice.why_not_gpu, stats });
     }
 
+    /// Remember where the block being built runs (blocks with a backend that
+    /// are not decoders), as a line for the run's header.
+    pub fn note_placement(&mut self, line: String) {
+        self.placements.push(line);
+    }
+
     pub fn finish(self) -> Built {
         Built {
             flowgraph: self.fg,
@@ -261,6 +271,7 @@ impl Assembly {
             ber_sinks: self.ber_sinks,
             probes: self.probes,
             decoders: self.decoders,
+            placements: self.placements,
             files: self.files,
             recordings: self.recordings,
             frames: self.frames,

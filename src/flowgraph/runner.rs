@@ -82,7 +82,7 @@ pub fn run_on(
     cancel: &AtomicBool,
     mut on_tick: impl FnMut(&Progress),
 ) -> anyhow::Result<Summary> {
-    let Built { flowgraph, errors, ber_sinks, probes, decoders, files, recordings, frames, loads, codes: _ } = built;
+    let Built { flowgraph, errors, ber_sinks, probes, decoders, placements: _, files, recordings, frames, loads, codes: _ } = built;
     let progress = |started: Instant| Progress::read(started.elapsed(), &ber_sinks, &probes, &decoders, &loads);
     let started = Instant::now();
     let (handle_tx, handle_rx) = std::sync::mpsc::channel();

@@ -43,8 +43,14 @@ impl PointChannel {
     /// The point at `ebn0_db` for code rate `rate`, bits and noise from
     /// `seed` (noise from its `noise_seed`), `i8` LLRs quantized by `scale`.
     pub(crate) fn new(ebn0_db: f64, rate: f64, seed: u64, scale: f32) -> CodeResult<Self> {
-        let awgn = Awgn::new(ebn0_db, rate, noise_seed(seed))?;
-        Ok(Self { bits_key: key(seed), noise_key: key(noise_seed(seed)), sigma: awgn.sigma(), gain: awgn.llr_gain(), scale })
+        Ok(Self { bits_key: key(seed), ..Self::with_noise_seed(ebn0_db, rate, noise_seed(seed), scale)? })
+    }
+
+    /// The channel of `Awgn::new(ebn0_db, rate, noise_seed)`, noise from
+    /// that seed itself (a channel block's); no bits are drawn.
+    pub(crate) fn with_noise_seed(ebn0_db: f64, rate: f64, noise_seed: u64, scale: f32) -> CodeResult<Self> {
+        let awgn = Awgn::new(ebn0_db, rate, noise_seed)?;
+        Ok(Self { bits_key: [0; 2], noise_key: key(noise_seed), sigma: awgn.sigma(), gain: awgn.llr_gain(), scale })
     }
 }
 

@@ -10,6 +10,7 @@
 //! module (`conv`, `turbo`, `polar`, `sync`).
 
 mod backend;
+mod channel;
 pub mod bench;
 mod compile;
 mod device;
@@ -31,6 +32,7 @@ mod sync;
 mod polar;
 
 pub use backend::{Backend, BackendOptions, Choice, select};
+pub use channel::GpuBpskAwgn;
 pub use compile::nvrtc_available;
 pub use kernel_cache::kernel_cache_status;
 pub use link::device_normals;

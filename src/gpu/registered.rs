@@ -100,8 +100,8 @@ impl Registered {
             }
         }
         let why = format!("cuMemHostRegister of {} bytes at {lo:#x} failed ({last:?})", hi - lo);
-        // Once per decoder: the run goes on, staging, a little slower.
-        eprintln!("gpufec: {why}; the GPU decoder stages its input through pinned copies instead");
+        // Once per user (a decoder, a channel): the run goes on, staging, a little slower.
+        eprintln!("gpufec: {why}; its GPU copies go through pinned staging instead");
         self.refused = true;
         None
     }

@@ -3,7 +3,7 @@
 
 use super::super::assembly::{Assembly, Node};
 use super::super::params::{Access, Args, Literal, Param, ParamType};
-use super::groups::{CODE, LLR, SEED, by_llr, llr_type, same_llr_in_out};
+use super::groups::{CHANNEL_BACKEND, CODE, LLR, SEED, build_decoder, by_llr, channel_backend, llr_type, same_llr_in_out};
 use super::{Kind, Ports, StreamType, io};
 use super::super::family::cutter;
 use crate::blocks::{Awgn, BerSink, BerStop, BpskAwgn, BpskMapper, FileFormat, FileSink, FileSource, Framer, LlrDemapper, Pod, Quantize, RandomBits, Reporting, ThroughputProbe};
@@ -93,7 +93,7 @@ pub(super) const KINDS: &[Kind] = &[
     },
     Kind {
         name: "BpskAwgn",
-        summary: "bits to the LLRs of BPSK over AWGN in one pass on all cores: BpskMapper → Awgn → LlrDemapper (→ Quantize), bit for bit",
+        summary: "bits to the LLRs of BPSK over AWGN in one pass on all cores or on a GPU: BpskMapper → Awgn → LlrDemapper (→ Quantize), bit for bit",
         groups: &[
             &[
                 EBN0,
@@ -103,6 +103,7 @@ pub(super) const KINDS: &[Kind] = &[
                 Param::optional("scale", ParamType::Real, "i8 LLRs: quantizer scale; without it, the matched scale of ebn0_db and rate (16·σ² up to σ = 3/4, then less: ±127 at 1 + 4σ)"),
             ],
             LLR,
+            CHANNEL_BACKEND,
         ],
         ports: |a| Ok(io(Some(StreamType::U8), Some(llr_type(a)?))),
         add: |a, asm| {
@@ -114,7 +115,9 @@ pub(super) const KINDS: &[Kind] = &[
                     Some(s) => a.about("scale", Quantizer::new(s as f32))?,
                     None => a.about("ebn0_db", Quantizer::matched(variance))?,
                 };
-                let block = a.about("ebn0_db", BpskAwgn::<T>::new(ebn0, rate, a.count("seed")?, quantizer))?;
+                let ((backend, device), seed) = (channel_backend(a, asm)?, a.count("seed")?);
+                let (block, choice) = build_decoder(a, asm, backend, || BpskAwgn::<T>::on(backend, device, ebn0, rate, seed, quantizer))?;
+                asm.note_placement(format!("channel '{}': backend {choice}", asm.name));
                 asm.add(block.report_to(&asm.errors))
             }
             by_llr(a, asm, add::<i8>, add::<f32>)

@@ -112,7 +112,7 @@ fn add_viterbi<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
     let block_options = decoder_options(a)?;
     let build = DecoderBuild { options: backend_options(a, asm)?, soft: block_options.soft, ..Default::default() };
     let cutter = input_cutter::<T>(a, code.as_ref())?;
-    let (decoder, choice) = build_decoder(a, asm, &build.options, || decoder::<T>(code.as_ref(), &build))?;
+    let (decoder, choice) = build_decoder(a, asm, build.options.backend, || decoder::<T>(code.as_ref(), &build))?;
     let block = a.whole(ViterbiDecoder::build(decoder, cutter, block_options))?.report_to(&asm.errors);
     asm.note_decoder(choice, block.describe(), block.stats());
     asm.add(block)

@@ -147,12 +147,8 @@ pub(super) fn decoder_ports(a: &Args, input: StreamType) -> anyhow::Result<Ports
 /// its limit and named by its own field; the command line's `--backend` and
 /// `--gpu-devices` (in `asm`) override the block's.
 pub(super) fn backend_options(a: &Args, asm: &Assembly) -> anyhow::Result<BackendOptions> {
-    let backend = match asm.backend {
-        Some(b) => b,
-        None => a.about("backend", a.text("backend")?.parse::<Backend>())?,
-    };
     Ok(BackendOptions {
-        backend,
+        backend: backend(a, asm)?,
         cpu_threads: a.size_in("threads", 0..=MAX_THREADS)?,
         pipeline: PipelineOptions {
             device: a.size_in("gpu_device", 0..=1023)?,
@@ -186,14 +182,39 @@ pub(super) fn decoder_options(a: &Args) -> anyhow::Result<DecoderOptions> {
     })
 }
 
-/// Build a decoder with `build`; when it fails, blame the command line if it
-/// forced the backend, else the block's `backend` field (the other fields
-/// were checked before).
-pub(super) fn build_decoder<D>(a: &Args, asm: &Assembly, options: &BackendOptions, build: impl FnOnce() -> anyhow::Result<D>) -> anyhow::Result<D> {
+/// The block's `backend` field, unless the command line's `--backend` forces one.
+fn backend(a: &Args, asm: &Assembly) -> anyhow::Result<Backend> {
+    match asm.backend {
+        Some(b) => Ok(b),
+        None => a.about("backend", a.text("backend")?.parse::<Backend>()),
+    }
+}
+
+/// Build a decoder (or another block with a backend) with `build`; when it
+/// fails, blame the command line if it forced the backend, else the block's
+/// `backend` field (the other fields were checked before).
+pub(super) fn build_decoder<D>(a: &Args, asm: &Assembly, backend: Backend, build: impl FnOnce() -> anyhow::Result<D>) -> anyhow::Result<D> {
     build().map_err(|e| match asm.backend {
         Some(b) => anyhow::anyhow!("--backend {b}: {e:#}"),
-        None => a.invalid("backend", format!("{}: {e:#}", options.backend)),
+        None => a.invalid("backend", format!("{backend}: {e:#}")),
     })
+}
+
+/// Where a channel block runs: `backend` as a decoder's (the command line's
+/// `--backend` too) and the GPU's index.
+pub(super) const CHANNEL_BACKEND: &[Param] = &[
+    Param::with_default(
+        "backend",
+        ParamType::Choice(&["auto", "cpu", "gpu"]),
+        Literal::Text("auto"),
+        "where the noise is drawn; auto takes the GPU when one is usable (the same LLRs on either)",
+    ),
+    Param::with_default("gpu_device", ParamType::Count, Literal::Count(0), "CUDA device index"),
+];
+
+/// The backend and device of the [`CHANNEL_BACKEND`] group.
+pub(super) fn channel_backend(a: &Args, asm: &Assembly) -> anyhow::Result<(Backend, usize)> {
+    Ok((backend(a, asm)?, a.size_in("gpu_device", 0..=1023)?))
 }
 
 /// The cutter of a decoder block's input, as its `input` field says: with

@@ -129,7 +129,7 @@ fn add_decoder<T: Received + CpuSample>(a: &Args, asm: &mut Assembly, quantized:
     let block_options = decoder_options(a)?;
     let input_scale = if quantized { a.about("items", llr_channel(chain))?.1.scale() } else { 1.0 };
     let build = DecoderBuild { options: backend_options(a, asm)?, input_scale, soft: block_options.soft };
-    let (decoder, choice) = build_decoder(a, asm, &build.options, || {
+    let (decoder, choice) = build_decoder(a, asm, build.options.backend, || {
         sync_decoder::<T>(chain.code(), chain.params(), chain.stream_config(), build.input_scale, build.soft, &build.options)
     })?;
     // A GPU decodes one frame per launch unless the frames of a batch go together.

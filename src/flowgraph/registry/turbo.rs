@@ -83,7 +83,7 @@ fn add_decoder<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
     };
     let build = DecoderBuild { options: backend_options(a, asm)?, input_scale, soft: block_options.soft };
     let cutter = input_cutter::<T>(a, code.as_ref())?;
-    let (decoder, choice) = build_decoder(a, asm, &build.options, || decoder::<T>(code.as_ref(), &build))?;
+    let (decoder, choice) = build_decoder(a, asm, build.options.backend, || decoder::<T>(code.as_ref(), &build))?;
     let block = a.whole(TurboDecoder::build(decoder, cutter, block_options))?.report_to(&asm.errors);
     asm.note_decoder(choice, block.describe(), block.stats());
     asm.add(block)
