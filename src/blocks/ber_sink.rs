@@ -3,7 +3,7 @@
 use super::{FirstError, Reporting};
 use crate::codes::sim::{Point, StopRule, Tally};
 use futuresdr::runtime::dev::prelude::*;
-use std::collections::VecDeque;
+use crate::codes::threads::par_copy;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -135,7 +135,7 @@ impl BerCounters {
 pub struct BerSink {
     tally: Tally,
     counters: Arc<BerCounters>,
-    waiting: VecDeque<u8>,
+    waiting: Aside,
     errors: FirstError,
     #[input]
     reference: DefaultCpuReader<u8>,
@@ -153,7 +153,7 @@ impl BerSink {
         Ok(Self {
             tally: Tally::new(0.0, frame_bits).stopping(rule),
             counters: Arc::default(),
-            waiting: VecDeque::new(),
+            waiting: Aside::default(),
             errors: FirstError::default(),
             reference: DefaultCpuReader::default(),
             decoded: DefaultCpuReader::default(),
@@ -167,7 +167,7 @@ impl BerSink {
 
     fn step(&mut self, io: &mut WorkIo) -> anyhow::Result<()> {
         let r = self.reference.slice();
-        self.waiting.extend(r);
+        self.waiting.push(r);
         let taken = r.len();
         self.reference.consume(taken);
 
@@ -179,7 +179,7 @@ impl BerSink {
         let n = if self.tally.done() { counted } else { n };
         let remaining = d.len() - n;
         self.decoded.consume(n);
-        self.waiting.drain(..n);
+        self.waiting.consume(n);
 
         if self.tally.done() {
             self.counters.stopped.store(true, Ordering::Relaxed);
@@ -199,6 +199,58 @@ impl BerSink {
         }
         self.counters.publish(&self.tally);
         Ok(())
+    }
+}
+
+/// Reference bits set aside until their decoded ones come: a ring that
+/// doubles when full, written with parallel copies (a GPU chain sets aside
+/// gigabits a second, more than one core copies).
+#[derive(Default)]
+struct Aside {
+    buf: Vec<u8>,
+    head: usize,
+    len: usize,
+}
+
+impl Aside {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The bits in order: the run up to the end of the ring, then the wrapped one.
+    fn as_slices(&self) -> (&[u8], &[u8]) {
+        let first = (self.buf.len() - self.head).min(self.len);
+        (&self.buf[self.head..self.head + first], &self.buf[..self.len - first])
+    }
+
+    /// Drop the first `n` bits.
+    fn consume(&mut self, n: usize) {
+        debug_assert!(n <= self.len);
+        self.len -= n;
+        self.head = if self.len == 0 { 0 } else { (self.head + n) % self.buf.len() };
+    }
+
+    fn push(&mut self, bits: &[u8]) {
+        if bits.is_empty() {
+            return;
+        }
+        if self.len + bits.len() > self.buf.len() {
+            let mut grown = vec![0u8; (self.len + bits.len()).next_power_of_two().max(2 * self.buf.len())];
+            let (a, b) = self.as_slices();
+            par_copy(a, &mut grown[..a.len()]);
+            par_copy(b, &mut grown[a.len()..a.len() + b.len()]);
+            (self.buf, self.head) = (grown, 0);
+        }
+        let cap = self.buf.len();
+        let tail = (self.head + self.len) % cap;
+        let first = (cap - tail).min(bits.len());
+        par_copy(&bits[..first], &mut self.buf[tail..tail + first]);
+        par_copy(&bits[first..], &mut self.buf[..bits.len() - first]);
+        self.len += bits.len();
     }
 }
 
@@ -271,6 +323,25 @@ mod tests {
             run(vec![0; 100_000], vec![1; 100_000], BerStop { max_bits: None, max_errors: Some(50) });
         assert!(counts.unwrap().bit_errors >= 50);
         assert!(stopped);
+    }
+
+    #[test]
+    fn bits_set_aside_come_back_in_order_across_wraps_and_growth() {
+        let mut aside = Aside::default();
+        let mut want = std::collections::VecDeque::new();
+        let mut next = 0u32;
+        for (push, take) in [(5, 3), (7, 0), (1, 9), (100, 50), (200_000, 100_000), (3, 100_054), (70_000, 70_000)] {
+            let bits: Vec<u8> = (0..push).map(|i| ((next + i) % 251) as u8).collect();
+            next += push;
+            aside.push(&bits);
+            want.extend(&bits);
+            aside.consume(take);
+            want.drain(..take as usize);
+            let (a, b) = aside.as_slices();
+            assert_eq!([a, b].concat(), want.iter().copied().collect::<Vec<u8>>());
+            assert_eq!(aside.len(), want.len());
+        }
+        assert!(aside.is_empty());
     }
 
     #[test]

@@ -7,7 +7,8 @@ use futuresdr::runtime::dev::prelude::*;
 /// Largest input chunk a [`Relay`] takes at once, which bounds its backlog.
 const CHUNK: usize = 1 << 20;
 
-/// Bytes of the stream buffer behind every output of these blocks.
+/// Bytes of the stream buffer behind every output of these blocks, per two
+/// cores: [`buffer_bytes`].
 ///
 /// FutureSDR 0.0.40's circular buffers guard their indices with a spin lock.
 /// With its default 32 KiB buffers the blocks of a chain meet on those locks
@@ -17,12 +18,25 @@ const CHUNK: usize = 1 << 20;
 /// With 1 MiB buffers it was a few percent; 4 MiB took 3–8 % less CPU time
 /// than 1 MiB on the AWGN flowgraph there (fewer work calls, fewer rayon
 /// hand-overs), and 16 MiB ran slower (BENCHMARKS.md, issue 13).
-const BUFFER_BYTES: usize = 4 << 20;
+const BUFFER_BYTES_PER_TWO_CORES: usize = 4 << 20;
+/// Most bytes of one such buffer.
+const MAX_BUFFER_BYTES: usize = 32 << 20;
 
-/// An output port whose buffer holds [`BUFFER_BYTES`].
+/// The stream buffer of these blocks' outputs: 4 MiB per two cores, at most
+/// 32 MiB. Where many cores run a chain's blocks at once, a deeper buffer
+/// lets each block work on while its neighbour holds a large piece: on the
+/// lent H200's 16-core host, against 4 MiB, 32 MiB ran `turbo_awgn.toml`
+/// 994 → 1562 Mb/s, `turbo_tb_awgn.toml` 843 → 1202, `viterbi_awgn.toml`
+/// 1514 → 2401 and `polar_awgn.toml` 1246 → 2060 (64 MiB: 1483, 1192,
+/// 2184, 1972); on two cores 4 MiB stays best (above).
+fn buffer_bytes() -> usize {
+    (BUFFER_BYTES_PER_TWO_CORES * (crate::codes::threads::cores() / 2).max(1)).min(MAX_BUFFER_BYTES)
+}
+
+/// An output port whose buffer holds [`buffer_bytes`].
 pub(crate) fn output<T: CpuSample>() -> DefaultCpuWriter<T> {
     let mut w = DefaultCpuWriter::default();
-    w.set_min_buffer_size_in_items(BUFFER_BYTES / size_of::<T>().max(1));
+    w.set_min_buffer_size_in_items(buffer_bytes() / size_of::<T>().max(1));
     w
 }
 

@@ -2,6 +2,7 @@
 
 use super::stream::{self, map_each_tagged};
 use super::unit_tags::VALID_BITS_TAG;
+use crate::codes::threads::par_copy;
 use futuresdr::runtime::dev::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -123,7 +124,7 @@ impl Kernel for ThroughputProbe {
         let mut padding = 0;
         let mut taken = 0;
         map_each_tagged(&mut self.input, &mut self.output, io, &mut taken, |i, o, tags| {
-            o.copy_from_slice(i);
+            par_copy(i, o);
             if packed {
                 padding += tags
                     .iter()

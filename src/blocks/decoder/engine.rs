@@ -8,6 +8,7 @@ use crate::blocks::unit_tags::{UNIT_REPORT_TAG, VALID_BITS_TAG, split_tags};
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitShape, UnitSpan};
 use crate::codes::framing::{Cut, CutUnit, Cutter, InPlace, Mark};
 use crate::codes::packed::par_pack_msb;
+use crate::codes::threads::par_copy;
 use anyhow::Context;
 use futuresdr::runtime::dev::Tag;
 use futuresdr::runtime::dev::prelude::*;
@@ -560,7 +561,7 @@ impl<T: CpuSample + Copy> Engine<T> {
         } else {
             let unsent = &self.queue.bits[self.sent..];
             let n = o.len().min(unsent.len());
-            o[..n].copy_from_slice(&unsent[..n]);
+            par_copy(&unsent[..n], &mut o[..n]);
             (1, n, n)
         };
         let start = self.base + self.sent as u64;
