@@ -17,7 +17,7 @@
 use super::GpuSync;
 use crate::codes::decode::{BatchDecoder, UnitReport};
 use crate::codes::error::{CodeResult, invalid};
-use crate::codes::sim::{Link, Tally, UnitCounts, noise_seed};
+use crate::codes::sim::{HOST_CHUNK_LIMIT, Link, Tally, UnitCounts, noise_seed};
 use crate::codes::sync::channel::event_thresholds;
 use crate::codes::sync::decoder::receiver_weights;
 use crate::codes::sync::{BsidParams, DecoderConfig, Framing, Sweep, SyncChain, SyncCode, SyncMapDecoder};
@@ -130,7 +130,9 @@ pub struct DeviceSyncLink {
     device: usize,
     ctx: Arc<CudaContext>,
     kernels: Kernels,
-    built: Built,
+    /// The decoder of the last point's channel (none while the next is built:
+    /// each takes a share of the free device memory).
+    built: Option<Built>,
     point: Option<PointState>,
 }
 
@@ -143,7 +145,7 @@ impl DeviceSyncLink {
         let mut next = || f.next().expect("two kernels");
         let kernels = Kernels { frames: next(), count: next(), common: LinkKernels::new(&ctx)? };
         let (code, cfg) = (chain.code().clone(), chain.config());
-        let built = build(&ctx, &code, chain.params(), cfg, device)?;
+        let built = Some(build(&ctx, &code, chain.params(), cfg, device)?);
         Ok(Self { code, base: chain.params(), sweep: chain.sweep(), cfg, device, ctx, kernels, built, point: None })
     }
 
@@ -160,7 +162,7 @@ impl DeviceSyncLink {
             books: code.codebooks() as u32,
         };
         let ks = &self.kernels;
-        let Built { decoder, slots, .. } = &mut self.built;
+        let Some(Built { decoder, slots, .. }) = self.built.as_mut() else { anyhow::bail!("a link runs only after start") };
         let (pitch, window, out_words) = decoder.unit_layout();
         let books = decoder.books_ptr();
         let slot = &mut slots[i];
@@ -219,8 +221,9 @@ impl DeviceSyncLink {
     /// Add slot `i`'s frames to `tally`, each a unit as the host link adds it.
     fn collect(&mut self, i: usize, tally: &mut Tally) -> anyhow::Result<()> {
         let k = self.code.info_bits();
-        let window = self.built.decoder.unit_layout().1;
-        let slot = &self.built.slots[i];
+        let built = self.built.as_ref().ok_or_else(|| anyhow::anyhow!("a link runs only after start"))?;
+        let window = built.decoder.unit_layout().1;
+        let slot = &built.slots[i];
         slot.done.wait()?;
         for c in slot.host.as_slice()[..COUNT_WORDS * slot.frames].chunks_exact(COUNT_WORDS) {
             let flags = c[3];
@@ -245,8 +248,8 @@ impl DeviceSyncLink {
     /// `end`) batch by batch, a batch per pipeline slot in flight, until
     /// counted or the tally's stop rule ends.
     fn count(&mut self, st: &PointState, first: i64, frames: i64, end: i64, tally: &mut Tally) -> anyhow::Result<()> {
-        let per = self.built.decoder.batch_units() as i64;
-        let slots = self.built.slots.len();
+        let built = self.built.as_ref().ok_or_else(|| anyhow::anyhow!("a link runs only after start"))?;
+        let (per, slots) = (built.decoder.batch_units() as i64, built.slots.len());
         let (mut next, last) = (first, first + frames);
         let mut queued = VecDeque::new();
         let mut slot = 0;
@@ -263,8 +266,10 @@ impl DeviceSyncLink {
             self.collect(i, tally)?;
         }
         // A stop leaves batches queued: let them finish before their buffers are reused.
-        for i in queued {
-            self.built.slots[i].done.wait()?;
+        if let Some(built) = &self.built {
+            for i in queued {
+                built.slots[i].done.wait()?;
+            }
         }
         Ok(())
     }
@@ -320,8 +325,9 @@ pub fn compile_sync_link_kernels(arch: &str) -> anyhow::Result<()> {
 impl Link for DeviceSyncLink {
     fn start(&mut self, x: f64, seed: u64) -> CodeResult<()> {
         let params = self.sweep.at(&self.base, x)?;
-        if self.built.params != params {
-            self.built = build(&self.ctx, &self.code, params, self.cfg, self.device).map_err(device_error)?;
+        if self.built.as_ref().is_none_or(|b| b.params != params) {
+            self.built = None;
+            self.built = Some(build(&self.ctx, &self.code, params, self.cfg, self.device).map_err(device_error)?);
         }
         let (insert, delete, flip) = event_thresholds(&params);
         let (mut w0, mut dw) = ([0f32; 2], [0f32; 2]);
@@ -367,13 +373,11 @@ impl Link for DeviceSyncLink {
     }
 
     fn describe(&self) -> String {
-        format!(
-            "{}; the whole link on the device (counter-based bits, sync encoder, BSID channel, whole frames, error counts)",
-            self.built.decoder.describe()
-        )
+        let decoder = self.built.as_ref().map_or_else(|| self.code.describe(), |b| b.decoder.describe());
+        format!("{decoder}; the whole link on the device (counter-based bits, sync encoder, BSID channel, whole frames, error counts)")
     }
 
     fn chunk_limit(&self) -> u64 {
-        (self.built.decoder.batch_units() * self.built.slots.len() * self.code.info_bits() * 4) as u64
+        self.built.as_ref().map_or(HOST_CHUNK_LIMIT, |b| (b.decoder.batch_units() * b.slots.len() * self.code.info_bits() * 4) as u64)
     }
 }
