@@ -4,7 +4,8 @@
 //! counts exactly what its host model counts — the host link of whole
 //! frames drawing `BitSource::counter` bits through the CPU decoder —
 //! bits, symbols, frames, detected errors and units, and ends where it does
-//! under either stop rule.
+//! under either stop rule; and its curve agrees with the host link of
+//! sequential bits within statistical bounds.
 //!
 //! The GPU tests need a GPU. Without one they say `SKIPPED <name>` and
 //! pass, unless `GPUFEC_REQUIRE_GPU=1`. The compile check needs only NVRTC;
@@ -79,6 +80,27 @@ fn the_sync_device_link_counts_what_its_host_model_counts() {
                 assert!(d.bit_errors > 0 || p < 0.02, "no error at Pi=Pd={p}: the point shows nothing");
             }
         }
+    }
+}
+
+#[test]
+fn the_sync_device_curve_agrees_with_the_host_curve() {
+    if !common::have_gpu("the_sync_device_curve_agrees_with_the_host_curve") {
+        return;
+    }
+    // The host link of sequential bits, its CPU decoder: 2000 frames a point
+    // (FER 0.2 to 0.5 at these points).
+    let c = chain(32, 10, 210, 0.0);
+    let stop = StopRule { max_bits: 2000 * c.code().info_bits() as u64, max_errors: u64::MAX };
+    let mut device = DeviceSyncLink::new(&c, 0).unwrap();
+    for p in [0.001, 0.002] {
+        let d = point(&mut device, p, 5, stop);
+        let h = point(&mut SyncLink::hard(c.code().clone(), c.params(), c.sweep(), c.config(), 0), p, 5, stop);
+        let (pd, ph) = (d.frame_errors as f64 / d.frames as f64, h.frame_errors as f64 / h.frames as f64);
+        let pool = (d.frame_errors + h.frame_errors) as f64 / (d.frames + h.frames) as f64;
+        let sigma = (pool * (1.0 - pool) * (1.0 / d.frames as f64 + 1.0 / h.frames as f64)).sqrt();
+        assert!((pd - ph).abs() < 5.0 * sigma + 1e-12, "Pi=Pd={p}: device FER {pd:.3e} ({} frames), host {ph:.3e} ({} frames)", d.frames, h.frames);
+        assert!(d.frame_errors > 0 && h.frame_errors > 0, "Pi=Pd={p}: no frame error");
     }
 }
 
