@@ -49,4 +49,4 @@ pub use conv::{
     BENCH_EBN0_DB, DEFAULT_MIN_BLOCKS_GLOBAL_I8, DeviceConvLink, GpuBenchOptions, compile_conv_link_kernels, GpuViterbi, SurvivorMemory, ViterbiTuning, bench_viterbi,
     compile_viterbi_kernel, viterbi_decoder,
 };
-pub use sync::{GpuSync, bench_sync, compile_sync_kernel, sync_decoder};
+pub use sync::{DeviceSyncLink, GpuSync, bench_sync, compile_sync_kernel, compile_sync_link_kernels, sync_decoder};

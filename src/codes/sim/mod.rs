@@ -11,7 +11,7 @@ mod transmit;
 
 pub use point::{Ended, Point, StopRule};
 pub use run::{Progress, run_point};
-pub use tally::{FrameSummary, Tally};
+pub use tally::{FrameSummary, Tally, UnitCounts};
 pub use transmit::Transmitter;
 
 use crate::codes::error::CodeResult;

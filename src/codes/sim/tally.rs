@@ -32,6 +32,20 @@ pub struct Tally {
     symbol_has_error: bool,
 }
 
+/// One decoded unit's errors as a device link compares it
+/// ([`Tally::add_unit_counts`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UnitCounts {
+    /// Bits of the unit.
+    pub bits: usize,
+    /// Its first bits that were compared.
+    pub compared: usize,
+    /// Bit errors among them.
+    pub errors: u64,
+    /// Symbols among them with an error (the last may be a part of one).
+    pub symbol_errors: u64,
+}
+
 /// The per-frame error counts of a run of decoded bits, summed: what a GPU
 /// simulator hands back instead of every frame's count.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -258,12 +272,54 @@ impl Tally {
             return 0;
         }
         self.close_frame();
-        let mut n = decoded.len().min(reference.len());
-        if let Some(s) = self.stop {
-            n = n.min((s.max_bits - self.point.bits.min(s.max_bits)) as usize);
-        }
+        let n = self.unit_room(decoded.len().min(reference.len()));
         self.compare(&decoded[..n], &reference[..n]);
-        let whole = n == decoded.len();
+        self.end_unit(n == decoded.len(), report);
+        n
+    }
+
+    /// [`add_unit`](Self::add_unit) for a unit compared elsewhere (a device
+    /// link's): `counts` are its errors over the bits the stop rule lets be
+    /// counted, which must be `counts.compared`. Returns the bits counted.
+    ///
+    /// # Example
+    /// ```
+    /// use gpufec::codes::decode::UnitReport;
+    /// use gpufec::codes::sim::{StopRule, Tally, UnitCounts};
+    /// let mut t = Tally::new(0.0, 8).stopping(StopRule { max_bits: 12, max_errors: 100 }).counting_symbols(2);
+    /// let r = UnitReport { bits: 8, blocks: 1, check: Some(false), ..Default::default() };
+    /// assert_eq!(t.add_unit_counts(UnitCounts { bits: 8, compared: 8, errors: 3, symbol_errors: 2 }, &r), 8);
+    /// // Only 4 bits of the next unit are left to count: two symbols, no frame.
+    /// assert_eq!(t.add_unit_counts(UnitCounts { bits: 8, compared: 4, errors: 1, symbol_errors: 1 }, &r), 4);
+    /// let p = t.point();
+    /// assert_eq!((p.bits, p.bit_errors, p.frames, p.frame_errors, p.detected, p.symbols, p.symbol_errors), (12, 4, 1, 1, 1, 6, 3));
+    /// ```
+    pub fn add_unit_counts(&mut self, counts: UnitCounts, report: &UnitReport) -> usize {
+        if self.done() {
+            return 0;
+        }
+        self.close_frame();
+        let n = self.unit_room(counts.bits);
+        assert_eq!(n, counts.compared, "a unit compared over other bits than the stop rule counts");
+        self.point.bits += n as u64;
+        self.point.bit_errors += counts.errors;
+        self.frame_has_error |= counts.errors > 0;
+        self.in_frame += n;
+        if self.symbol_bits > 0 {
+            self.point.symbols += n.div_ceil(self.symbol_bits) as u64;
+            self.point.symbol_errors += counts.symbol_errors;
+        }
+        self.end_unit(n == counts.bits, report);
+        n
+    }
+
+    /// The bits of a unit of `bits` that the stop rule lets be counted.
+    fn unit_room(&self, bits: usize) -> usize {
+        bits.min(usize::try_from(self.room()).unwrap_or(usize::MAX))
+    }
+
+    /// Close a unit's frame (a frame if `whole`), with its report.
+    fn end_unit(&mut self, whole: bool, report: &UnitReport) {
         if whole && self.frame_has_error && report.check == Some(false) {
             self.point.detected += 1;
         }
@@ -271,7 +327,6 @@ impl Tally {
         self.end_frame(whole);
         self.count_units(std::slice::from_ref(report));
         self.check_stop();
-        n
     }
 
     /// Count the units and iterations of `reports` (for links whose frames are
@@ -470,6 +525,34 @@ mod tests {
                     assert_eq!(key(&got), key(&want), "frames of {frame_bits}, {stop:?}, chunks of {chunk}");
                 }
             }
+        }
+    }
+
+    /// Units counted elsewhere (a device link's) count what the same units
+    /// compared here count, under every stop rule, symbols included.
+    #[test]
+    fn unit_counts_count_what_compared_units_count() {
+        let (k, sb) = (12, 3);
+        let units: Vec<(Vec<u8>, UnitReport)> = (0..40u32)
+            .map(|u| {
+                let bits = (0..k as u32).map(|i| u8::from((u * 7 + i * 3) % 11 == 0 && u % 3 != 0)).collect();
+                (bits, UnitReport { bits: k, iterations: u % 4, blocks: 1, check: (u % 5 == 0).then_some(false), consumed: 0 })
+            })
+            .collect();
+        let reference = vec![0u8; k];
+        for stop in [StopRule { max_bits: 245, max_errors: u64::MAX }, StopRule { max_bits: 1 << 20, max_errors: 9 }] {
+            let [mut a, mut b] = [0, 1].map(|_| Tally::new(0.0, k).stopping(stop).counting_symbols(sb));
+            for (bits, r) in &units {
+                let compared = a.add_unit(bits, &reference, r);
+                let n = b.room().min(k as u64) as usize;
+                let errors = bits[..n].iter().filter(|&&x| x == 1).count() as u64;
+                let symbol_errors = bits[..n].chunks(sb).filter(|s| s.contains(&1)).count() as u64;
+                let counted = b.add_unit_counts(UnitCounts { bits: k, compared: n, errors, symbol_errors }, r);
+                assert_eq!(counted, compared, "{stop:?}");
+            }
+            let (pa, pb) = (a.finish(Ended::Interrupted, 0.0), b.finish(Ended::Interrupted, 0.0));
+            assert_eq!(format!("{pa:?}"), format!("{pb:?}"), "{stop:?}");
+            assert!(pa.symbol_errors > 0 && pa.detected > 0 && pa.ended != Ended::Interrupted, "{pa:?}");
         }
     }
 

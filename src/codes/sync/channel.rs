@@ -149,6 +149,16 @@ impl Thresholds {
     }
 }
 
+/// The event thresholds of `p` as a device channel takes them: at least k
+/// insertions for k = 1..=32 (zero past the last), deletion, substitution
+/// ([`Thresholds`]; Pi ≤ [`MAX_INSERTION`] gives at most 32).
+pub(crate) fn event_thresholds(p: &BsidParams) -> ([u64; 32], u64, u64) {
+    let th = Thresholds::new(p);
+    let mut insert = [0u64; 32];
+    insert[..th.insert.len()].copy_from_slice(&th.insert);
+    (insert, th.delete, th.flip)
+}
+
 /// The BSID channel on hard bits: bits in, received bits out (as many, more
 /// or fewer). It keeps its place in the stream and the drift so far.
 ///

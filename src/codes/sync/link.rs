@@ -6,6 +6,7 @@ use super::channel::{Bsid, BsidAwgn, BsidParams};
 use super::code::SyncCode;
 use super::decoder::{DecoderConfig, Framing, Received, SyncMapDecoder};
 use super::encoder::SyncEncoder;
+use crate::codes::bits::BitSource;
 use crate::codes::channel::Channel;
 use crate::codes::decode::{Batch, BatchDecoder, Decoded, UnitSpan};
 use crate::codes::error::{CodeResult, invalid};
@@ -82,6 +83,8 @@ where
     point: Option<PointState<C>>,
     /// What the decoder is, before a point built its own.
     about: Option<String>,
+    /// Information bits by counter ([`Self::with_counter_bits`]).
+    counter_bits: bool,
 }
 
 struct PointState<C: Channel<In = u8>>
@@ -132,7 +135,16 @@ where
     /// `make_decoder` build; `framing` says whether the decoder takes
     /// windows of the stream or whole frames.
     pub fn new(code: SyncCode, base: BsidParams, sweep: Sweep, framing: Framing, make: MakeChannel<C>, make_decoder: MakeDecoder<C::Out>) -> Self {
-        Self { code, base, sweep, framing, make, make_decoder, point: None, about: None }
+        Self { code, base, sweep, framing, make, make_decoder, point: None, about: None, counter_bits: false }
+    }
+
+    /// Draw the information bits by counter ([`BitSource::counter`]), as
+    /// the device link simulator does (`gpu::DeviceSyncLink`): with the
+    /// same seed and whole frames, this link is that simulator's host model
+    /// and counts the same errors.
+    pub fn with_counter_bits(mut self) -> Self {
+        self.counter_bits = true;
+        self
     }
 
     /// Described as `about` (where its decoder runs, and how) until a
@@ -155,7 +167,8 @@ where
         let decoder = self.decoder_at(x)?;
         let channel = (self.make)(self.sweep.at(&self.base, x)?, noise_seed(seed))?;
         let cutter = WindowCutter::new(decoder.shapes()[0].items)?;
-        let tx = Transmitter::new(seed, SyncEncoder::new(self.code.clone()), channel);
+        let source = if self.counter_bits { BitSource::counter(seed) } else { BitSource::new(seed) };
+        let tx = Transmitter::with_source(source, SyncEncoder::new(self.code.clone()), channel);
         self.point = Some(PointState {
             tx,
             decoder,

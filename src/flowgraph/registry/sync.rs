@@ -20,7 +20,7 @@ use crate::codes::settings::{Chain, Settings};
 use crate::codes::sim::{Axis, Link};
 use crate::codes::sync::decoder::Received;
 use crate::codes::sync::{self, Bsid, BsidAwgn, BsidParams, MakeDecoder, SyncChain, SyncLink, SyncSettings};
-use crate::gpu::{BackendOptions, Choice, sync_decoder};
+use crate::gpu::{BackendOptions, Choice, DeviceSyncLink, sync_decoder};
 use futuresdr::runtime::dev::CpuSample;
 use std::any::Any;
 
@@ -196,6 +196,15 @@ impl FamilyChain for SyncChain {
             (Some(_), LlrType::I8) => soft::<i8>(self, options),
             (Some(_), LlrType::F32) => soft::<f32>(self, options),
         }
+    }
+
+    /// Hard bits of whole frames on one GPU ([`DeviceSyncLink`]); LLRs and
+    /// a stream's windows are refused, saying why.
+    fn device_link(&self, _llr: LlrType, options: &BackendOptions) -> Option<anyhow::Result<Box<dyn Link>>> {
+        if options.pipeline.devices.is_some() {
+            return Some(Err(anyhow::anyhow!("the device link runs on one GPU; with several, the decoder spreads over them and the channel runs on the host")));
+        }
+        Some(DeviceSyncLink::new(self, options.pipeline.device).map(|l| Box::new(l) as Box<dyn Link>))
     }
 
     fn default_x(&self) -> anyhow::Result<f64> {

@@ -6,8 +6,10 @@
 //! device's limits; and the family's choice between it and the CPU.
 
 mod bench;
+mod link;
 
 pub use bench::bench_sync;
+pub use link::{DeviceSyncLink, compile_sync_link_kernels};
 
 use super::multi::on_devices;
 use super::backend::{BackendOptions, Choice, select};
@@ -364,6 +366,46 @@ impl<T: Received> GpuSync<T> {
         self.pipe.time_launches(units, shape.pitch(), |host, r| stage(host, batch, &shape, &params, scale, r), reps, |s, slot| launch.run(s, slot, units))
     }
 
+
+    /// Units in one batch.
+    pub(crate) fn batch_units(&self) -> usize {
+        self.reference.limit().units
+    }
+
+    /// Slots of the pipeline.
+    pub(crate) fn slots(&self) -> usize {
+        self.pipe.depth()
+    }
+
+    /// Where a unit lies in a slot: its staged input's pitch and window
+    /// (`f32` words: its length, a spare word, then the weights Q(y|0) and
+    /// Q(y|1) − Q(y|0) of up to `window` items each), and its output words
+    /// (consumed items, flags, then one word per decoded bit).
+    pub(crate) fn unit_layout(&self) -> (usize, usize, usize) {
+        (self.shape.pitch(), self.shape.window, self.shape.out_words())
+    }
+
+    /// Every codebook's codewords on the device (codebook b's at b·q).
+    pub(crate) fn books_ptr(&self) -> sys::CUdeviceptr {
+        self.books.ptr()
+    }
+
+    /// Queue work on slot `i` with input made on the device (a device
+    /// link): `work(stream, slot, decode)` writes units in the staged
+    /// layout ([`Self::unit_layout`]) into `slot.input`, calls
+    /// `decode(units)` to queue their decoding into `slot.output`, and reads
+    /// it. Needs no batch in flight.
+    pub(crate) fn resident<R>(&mut self, i: usize, work: impl FnOnce(sys::CUstream, &SlotBuffers, &dyn Fn(usize) -> anyhow::Result<()>) -> anyhow::Result<R>) -> anyhow::Result<R> {
+        let launch = Launch::new(&self.function, self.packed, self.wide, &self.books, &self.reference);
+        let limit = self.batch_units();
+        self.pipe.resident(i, |s, slot| {
+            let decode = |units: usize| -> anyhow::Result<()> {
+                anyhow::ensure!(units <= limit, "{units} units in a batch of {limit}");
+                launch.run(s, slot, units)
+            };
+            work(s, slot, &decode)
+        })
+    }
 }
 
 /// Stage units `range` of `batch` into `host`: each unit's length, then the
