@@ -155,6 +155,12 @@ impl CountSlot {
         self.info.ptr()
     }
 
+    /// Device address of the per-frame error counts of [`Self::count`],
+    /// the first frame of its range first.
+    pub(crate) fn counts_ptr(&self) -> sys::CUdeviceptr {
+        self.counts.ptr()
+    }
+
     /// Compare `dec` with the information bits over stream positions `a ..
     /// b` in frames of `frame_bits`, sum the counts and start their copy
     /// home; [`Self::collect`] waits for them.

@@ -15,7 +15,7 @@ use crate::codes::llr::{Llr, LlrType};
 use crate::codes::polar::{PolarChain, PolarLink, PolarSettings};
 use crate::codes::settings::Settings;
 use crate::codes::sim::{EBN0, Link};
-use crate::gpu::{BackendOptions, Choice, polar_decoder};
+use crate::gpu::{BackendOptions, Choice, DevicePolarLink, polar_decoder};
 use std::any::Any;
 
 /// The family.
@@ -81,5 +81,19 @@ impl FamilyChain for PolarChain {
             LlrType::I8 => link::<i8>(self, options),
             LlrType::F32 => link::<f32>(self, options),
         }
+    }
+
+    fn device_link(&self, llr: LlrType, options: &BackendOptions) -> Option<anyhow::Result<Box<dyn Link>>> {
+        fn link<T: Llr>(chain: &PolarChain, device: usize) -> anyhow::Result<Box<dyn Link>> {
+            Ok(Box::new(DevicePolarLink::<T>::new(chain, device)?))
+        }
+        if options.pipeline.devices.is_some() {
+            return Some(Err(anyhow::anyhow!("the device link runs on one GPU; with several, the decoder spreads over them and the channel runs on the host")));
+        }
+        let device = options.pipeline.device;
+        Some(match llr {
+            LlrType::I8 => link::<i8>(self, device),
+            LlrType::F32 => link::<f32>(self, device),
+        })
     }
 }
