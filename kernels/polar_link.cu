@@ -76,26 +76,7 @@ extern "C" __global__ void __launch_bounds__(PLT) polar_link_llrs(llr_t* __restr
     __syncthreads();
     transform(x);
 #endif
-    const long long g0 = f * PN, g1 = g0 + PN;
-    const long long group0 = floor_div(g0, 64), groups = floor_div(g1 - 1, 64) - group0 + 1;
-    llr_t* dst = out + (unsigned long long)c * pitch;
-    for (long long t = threadIdx.x; t < groups * 16; t += PLT) {
-        const long long group = group0 + (t >> 4);
-        const int lane = (int)(t & 15);
-        const float4 z = normals(16 * (u64)group + lane, Key{k0, k1});
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-            const long long g = group * 64 + 16 * k + lane;
-            if (g < g0 || g >= g1) continue;
-            const int i = (int)(g - g0);
-            const float llr = channel_llr((x[i >> 5] >> (i & 31)) & 1u, row(z, k), sigma, gain);
-#if LLR_F32
-            dst[i] = llr;
-#else
-            dst[i] = quantize(llr, scale);
-#endif
-        }
-    }
+    send_llrs(out + (unsigned long long)c * pitch, f * PN, PN, PLT, Key{k0, k1}, sigma, gain, scale, [&](int i) { return (x[i >> 5] >> (i & 31)) & 1u; });
 }
 
 // What the host link's reports add up to, over the first `count` codewords

@@ -5,7 +5,7 @@
 //! `Framer`, or cut from the stream itself).
 
 use super::super::assembly::{Assembly, Node};
-use super::super::family::{DecoderBuild, Family, FamilyChain, boxed, decoder, downcast, resolve};
+use super::super::family::{DecoderBuild, Family, FamilyChain, boxed, decoder, downcast, one_gpu_link, resolve};
 use super::super::params::Args;
 use super::groups::{BACKEND, CODE, DECODER_BLOCK, LLR, backend_options, build_decoder, by_llr, decoder_options, decoder_ports, llr_type, input_cutter};
 use super::{Kind, StreamType, io};
@@ -84,16 +84,11 @@ impl FamilyChain for PolarChain {
     }
 
     fn device_link(&self, llr: LlrType, options: &BackendOptions) -> Option<anyhow::Result<Box<dyn Link>>> {
-        fn link<T: Llr>(chain: &PolarChain, device: usize) -> anyhow::Result<Box<dyn Link>> {
-            Ok(Box::new(DevicePolarLink::<T>::new(chain, device)?))
-        }
-        if options.pipeline.devices.is_some() {
-            return Some(Err(anyhow::anyhow!("the device link runs on one GPU; with several, the decoder spreads over them and the channel runs on the host")));
-        }
-        let device = options.pipeline.device;
-        Some(match llr {
-            LlrType::I8 => link::<i8>(self, device),
-            LlrType::F32 => link::<f32>(self, device),
+        one_gpu_link(options, |device| -> anyhow::Result<Box<dyn Link>> {
+            Ok(match llr {
+                LlrType::I8 => Box::new(DevicePolarLink::<i8>::new(self, device)?),
+                LlrType::F32 => Box::new(DevicePolarLink::<f32>::new(self, device)?),
+            })
         })
     }
 }

@@ -13,26 +13,16 @@
 //! make), decoded by BP.
 
 use super::GpuPolar;
-use crate::codes::channel::{Quantizer, noise_variance};
-use crate::codes::error::{CodeResult, invalid};
 use crate::codes::llr::{Llr, LlrType};
 use crate::codes::polar::{Algorithm, BpConfig, EarlyStop, PolarChain, PolarFrames, PolarSpec};
-use crate::codes::sim::{Link, Tally};
+use crate::codes::sim::Tally;
 use crate::gpu::compile::{compile_cubin, kernels};
-use crate::gpu::device::{context, cuda, device_error};
-use crate::gpu::link::{CountSlot, DecodedTiles, LinkKernels, PointChannel, launch};
+use crate::gpu::device::{context, cuda};
+use crate::gpu::link::{CountSlot, DecodedTiles, LinkKernels, PointChannel, UnitBatches, UnitLink, device_link_line, launch};
 use crate::gpu::memory::{DeviceBuf, Event, PinnedBuf};
 use crate::gpu::pipeline::PipelineOptions;
 use cudarc::driver::{CudaFunction, result, sys};
 use std::ffi::c_void;
-
-/// The seeds and channel of the point being run, and how far it got.
-#[derive(Debug, Clone, Copy)]
-struct PointState {
-    ch: PointChannel,
-    /// Codewords sent so far.
-    codewords: i64,
-}
 
 /// One batch slot: its counts, the sums of its reports, and the event that
 /// says they are home.
@@ -64,7 +54,11 @@ struct Slot {
 /// let p = run_point(&mut link, 3.0, 1, stop, &AtomicBool::new(false), std::time::Duration::from_secs(1), |_| {}).unwrap();
 /// assert!(p.bits > 0);
 /// ```
-pub struct DevicePolarLink<T: Llr> {
+pub type DevicePolarLink<T> = UnitLink<PolarBatches<T>>;
+
+/// The batches of [`DevicePolarLink`]: the decoder, the channel kernel and
+/// the slots' counts.
+pub struct PolarBatches<T: Llr> {
     spec: PolarSpec,
     g_stop: bool,
     decoder: GpuPolar<T>,
@@ -72,7 +66,6 @@ pub struct DevicePolarLink<T: Llr> {
     reports: CudaFunction,
     common: LinkKernels,
     slots: Vec<Slot>,
-    point: Option<PointState>,
 }
 
 /// The code and BP configuration of `chain` if the device link simulates
@@ -106,6 +99,12 @@ impl<T: Llr> DevicePolarLink<T> {
     /// The device link of `spec`'s codewords (systematic or not; no CRC or
     /// parity-check bits) decoded by BP as `cfg` says, on GPU `device`.
     pub fn of_spec(spec: PolarSpec, cfg: BpConfig, device: usize) -> anyhow::Result<Self> {
+        PolarBatches::new(spec, cfg, device).map(UnitLink::of)
+    }
+}
+
+impl<T: Llr> PolarBatches<T> {
+    fn new(spec: PolarSpec, cfg: BpConfig, device: usize) -> anyhow::Result<Self> {
         check_spec(&spec)?;
         let pipeline = PipelineOptions { device, ..Default::default() };
         let decoder = GpuPolar::<T>::new(spec.clone(), cfg, false, &pipeline)?;
@@ -127,12 +126,28 @@ impl<T: Llr> DevicePolarLink<T> {
                 })
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
-        Ok(Self { spec, g_stop: cfg.early_stop == EarlyStop::GMatrix, decoder, llrs, reports, common, slots, point: None })
+        Ok(Self { spec, g_stop: cfg.early_stop == EarlyStop::GMatrix, decoder, llrs, reports, common, slots })
+    }
+}
+
+impl<T: Llr> UnitBatches for PolarBatches<T> {
+    fn unit_bits(&self) -> usize {
+        self.spec.payload_len()
     }
 
-    /// Queue codewords `first .. first + codewords` into slot `i`, counting
-    /// stream positions `a .. b` of them (`a` at the first's start).
-    fn queue(&mut self, i: usize, st: &PointState, first: i64, codewords: usize, a: i64, b: i64) -> anyhow::Result<()> {
+    fn rate(&self) -> f64 {
+        self.spec.rate()
+    }
+
+    fn batch_units(&self) -> usize {
+        self.decoder.batch_units()
+    }
+
+    fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
+    fn queue(&mut self, i: usize, ch: &PointChannel, first: i64, codewords: usize, a: i64, b: i64) -> anyhow::Result<()> {
         let (k, n) = (self.spec.payload_len(), self.spec.n());
         let (llrs, reports, common) = (&self.llrs, &self.reports, &self.common);
         let (tables, words, g_stop) = (self.decoder.tables_ptr(), self.decoder.out_words(), u32::from(self.g_stop));
@@ -140,10 +155,10 @@ impl<T: Llr> DevicePolarLink<T> {
         slot.in_range = ((b - a) as usize).div_ceil(k);
         self.decoder.resident(i, |s, buffers, decode| {
             let k64 = k as i64;
-            let info_first = slot.count.bits(common, s, first * k64, (first + codewords as i64) * k64, st.ch.bits_key)?;
+            let info_first = slot.count.bits(common, s, first * k64, (first + codewords as i64) * k64, ch.bits_key)?;
             let (mut out, mut pitch, mut count, mut firstv, mut info, mut info_firstv, mut tablesv) =
                 (buffers.input.ptr(), n as u64, codewords as u32, first, slot.count.info_ptr(), info_first, tables);
-            let ([mut k0, mut k1], mut sigma, mut gain, mut scale) = (st.ch.noise_key, st.ch.sigma, st.ch.gain, st.ch.scale);
+            let ([mut k0, mut k1], mut sigma, mut gain, mut scale) = (ch.noise_key, ch.sigma, ch.gain, ch.scale);
             let mut p: [*mut c_void; 12] = [
                 (&mut out as *mut sys::CUdeviceptr).cast(),
                 (&mut pitch as *mut u64).cast(),
@@ -186,8 +201,7 @@ impl<T: Llr> DevicePolarLink<T> {
         })
     }
 
-    /// Add slot `i`'s counts to `tally`, with the units, iterations and
-    /// detected errors of the codewords it counted.
+    /// With the units, iterations and detected errors of the codewords counted.
     fn collect(&mut self, i: usize, tally: &mut Tally) -> anyhow::Result<()> {
         let k = self.spec.payload_len() as u64;
         let before = tally.point().bits;
@@ -219,35 +233,12 @@ impl<T: Llr> DevicePolarLink<T> {
         Ok(())
     }
 
-    /// Decode and count codewords `first .. first + codewords` (positions
-    /// `a .. b` of them) batch by batch, a batch per pipeline slot in
-    /// flight, until counted or the tally's stop rule ends.
-    fn count(&mut self, st: &PointState, first: i64, codewords: i64, a: i64, b: i64, tally: &mut Tally) -> anyhow::Result<()> {
-        if b <= a {
-            return Ok(());
-        }
-        let k = self.spec.payload_len() as i64;
-        let per = self.decoder.batch_units() as i64;
-        let (mut next, end) = (first, first + codewords.min((b - a + k - 1) / k));
-        let mut queued = std::collections::VecDeque::new();
-        let mut slot = 0;
-        while (next < end || !queued.is_empty()) && !tally.done() {
-            if next < end && queued.len() < self.slots.len() {
-                let n = per.min(end - next);
-                self.queue(slot, st, next, n as usize, (next * k).max(a), ((next + n) * k).min(b))?;
-                queued.push_back(slot);
-                slot = (slot + 1) % self.slots.len();
-                next += n;
-                continue;
-            }
-            let i = queued.pop_front().expect("a batch in flight");
-            self.collect(i, tally)?;
-        }
-        // A stop leaves batches queued: let them finish before their buffers are reused.
-        for i in queued {
-            self.slots[i].done.wait()?;
-        }
-        Ok(())
+    fn wait(&self, i: usize) -> anyhow::Result<()> {
+        self.slots[i].done.wait()
+    }
+
+    fn describe(&self) -> String {
+        device_link_line(&crate::codes::decode::BatchDecoder::describe(&self.decoder), "polar encoder", T::NAME)
     }
 }
 
@@ -279,46 +270,4 @@ fn llr_defines<T: Llr>(spec: &PolarSpec) -> Vec<(String, String)> {
 pub fn compile_polar_link_kernel<T: Llr>(spec: &PolarSpec, arch: &str) -> anyhow::Result<()> {
     check_spec(spec)?;
     compile_cubin("polar_link.cu", arch, &llr_defines::<T>(spec)).map(drop)
-}
-
-impl<T: Llr> Link for DevicePolarLink<T> {
-    fn start(&mut self, ebn0_db: f64, seed: u64) -> CodeResult<()> {
-        let rate = self.spec.rate();
-        let scale = Quantizer::matched(noise_variance(ebn0_db, rate)?)?.scale();
-        self.point = Some(PointState { ch: PointChannel::new(ebn0_db, rate, seed, scale)?, codewords: 0 });
-        Ok(())
-    }
-
-    fn check(&self, ebn0_db: f64) -> CodeResult<()> {
-        noise_variance(ebn0_db, self.spec.rate()).map(drop)
-    }
-
-    fn frame_bits(&self) -> usize {
-        self.spec.payload_len()
-    }
-
-    fn run(&mut self, bits: u64, _last: bool, tally: &mut Tally) -> CodeResult<()> {
-        let mut st = self.point.ok_or_else(|| invalid!("a link runs only after start"))?;
-        let k = self.spec.payload_len() as i64;
-        // Whole codewords, as the host link sends; counted up to the tally's max_bits.
-        let codewords = i64::try_from(bits.div_ceil(k as u64)).map_err(|_| invalid!("{bits} bits in one chunk"))?;
-        let first = st.codewords;
-        st.codewords += codewords;
-        self.point = Some(st);
-        let room = i64::try_from(tally.room()).unwrap_or(i64::MAX);
-        let (a, b) = (first * k, (first + codewords) * k);
-        self.count(&st, first, codewords, a, b.min(a.saturating_add(room)), tally).map_err(device_error)
-    }
-
-    fn describe(&self) -> String {
-        format!(
-            "{}; the whole link on the device (counter-based bits, polar encoder, BPSK over AWGN, {} LLRs, error counts)",
-            crate::codes::decode::BatchDecoder::describe(&self.decoder),
-            T::NAME
-        )
-    }
-
-    fn chunk_limit(&self) -> u64 {
-        (self.decoder.batch_units() * self.spec.payload_len() * 16) as u64
-    }
 }
