@@ -101,4 +101,29 @@ __device__ __forceinline__ i8 quantize(float llr, float scale) {
 // Floor division for signed stream positions.
 __device__ __forceinline__ long long floor_div(long long a, long long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
+// A channel LLR as the decoder takes it: f32 as it is, i8 quantized.
+__device__ __forceinline__ void store_llr(float* d, float llr, float) { *d = llr; }
+__device__ __forceinline__ void store_llr(i8* d, float llr, float scale) { *d = quantize(llr, scale); }
+
+// dst[i] for i < n: coded bit bit(i) sent as noise sample g0 + i, by the
+// `threads` threads of the CTA, each taking the four normals of one Philox
+// block (a lane of a group of 64 samples) at a time.
+template <class Out, class Bit>
+__device__ __forceinline__ void send_llrs(Out* dst, long long g0, int n, int threads, Key key, float sigma, float gain, float scale, Bit bit) {
+    const long long g1 = g0 + n;
+    const long long group0 = floor_div(g0, 64), groups = floor_div(g1 - 1, 64) - group0 + 1;
+    for (long long t = threadIdx.x; t < groups * 16; t += threads) {
+        const long long group = group0 + (t >> 4);
+        const int lane = (int)(t & 15);
+        const float4 z = normals(16 * (u64)group + lane, key);
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const long long g = group * 64 + 16 * k + lane;
+            if (g < g0 || g >= g1) continue;
+            const int i = (int)(g - g0);
+            store_llr(&dst[i], channel_llr(bit(i), row(z, k), sigma, gain), scale);
+        }
+    }
+}
+
 }  // namespace link

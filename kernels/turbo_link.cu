@@ -116,25 +116,5 @@ extern "C" __global__ void __launch_bounds__(LINK_NT) turbo_link_llrs(llr_t* __r
     }
     encode(ub, cb, perm);
     __syncthreads();
-    const long long g0 = b * TN, g1 = g0 + TN;
-    const long long group0 = floor_div(g0, 64), groups = floor_div(g1 - 1, 64) - group0 + 1;
-    llr_t* dst = out + (unsigned long long)blk * pitch;
-    for (long long t = threadIdx.x; t < groups * 16; t += LINK_NT) {
-        const long long group = group0 + (t >> 4);
-        const int lane = (int)(t & 15);
-        const float4 z = normals(16 * (u64)group + lane, Key{k0, k1});
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-            const long long g = group * 64 + 16 * k + lane;
-            if (g < g0 || g >= g1) continue;
-            const int i = (int)(g - g0);
-            const u32 bit = (cb[i >> 5] >> (i & 31)) & 1u;
-            const float llr = channel_llr(bit, row(z, k), sigma, gain);
-#if LLR_F32
-            dst[i] = llr;
-#else
-            dst[i] = quantize(llr, scale);
-#endif
-        }
-    }
+    send_llrs(out + (unsigned long long)blk * pitch, b * TN, TN, LINK_NT, Key{k0, k1}, sigma, gain, scale, [&](int i) { return (cb[i >> 5] >> (i & 31)) & 1u; });
 }

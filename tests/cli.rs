@@ -158,7 +158,8 @@ fn ber_rejects_bad_options_in_one_line() {
     rejected(&["ber", "ldpc", "--ebn0", "1"], "ldpc");
     // Where the channel runs: the device wants a GPU, and a family with a device link.
     fails(&ber(&["--channel", "device", "--backend", "cpu"]), &["--channel device", "--backend cpu"]);
-    fails(&["ber", "polar", "--ebn0", "2", "--channel", "device", "--backend", "gpu"], &["--channel device", "polar family has no device link"]);
+    fails(&["ber", "polar", "--ebn0", "2", "--k", "40", "--e", "100", "--channel", "device", "--backend", "gpu"], &["--channel device", "5G messages (--e) run on the host"]);
+    fails(&["ber", "polar", "--ebn0", "2", "--algorithm", "sc", "--channel", "device", "--backend", "gpu"], &["--channel device", "SC runs on the host"]);
     if no_gpu() {
         fails(&ber(&["--channel", "device"]), &["--channel device: "]);
     }
@@ -576,6 +577,8 @@ fn turbo_commands_run_and_refuse_bad_values() {
 fn polar_commands_run_and_refuse_bad_values() {
     let out = ok(&["ber", "polar", "--n", "256", "--k", "128", "--algorithm", "sc", "--ebn0", "6", "--max-bits", "12800", "--threads", "1"]);
     assert!(out.contains("(256, 128)") && out.contains("12800 bits, 0 errors"), "{out}");
+    // The point's line ends with its information bits a second.
+    assert!(out.lines().any(|l| l.contains("6.00 dB: 12800 bits") && (l.ends_with(" Mb/s)") || l.ends_with(" Gb/s)"))), "{out}");
     let out = ok(&["ber", "polar", "--k", "40", "--e", "200", "--message", "dci", "--rnti", "17", "--algorithm", "scl:8", "--ebn0", "6", "--max-bits", "4000"]);
     assert!(out.contains("DCI A=40 E=200") && out.contains("4000 bits, 0 errors"), "{out}");
     let out = ok(&["ber", "polar", "--n", "64", "--k", "32", "--precision", "f32", "--alpha", "0.8", "--iterations", "30", "--ebn0", "7", "--max-bits", "3200"]);

@@ -121,7 +121,7 @@ pub(super) fn partial_text(partial_bits: u64) -> String {
     }
 }
 
-/// One point as the `ber` command prints it.
+/// One point as the `ber` command prints it, its information bits a second last.
 pub fn point_line(axis: Axis, p: &Point) -> String {
     let mut line = format!("{}: {}", axis.at(p.x), counts_text(p));
     if p.detected > 0 {
@@ -134,6 +134,11 @@ pub fn point_line(axis: Axis, p: &Point) -> String {
         line += &format!(", SER {}", sci(p.ser()));
     }
     line += &format!(", {:.2} s", p.seconds);
+    if p.seconds > 0.0 {
+        // Information bits a second: what a device link's point costs without a bench.
+        let rate = p.bits as f64 / p.seconds;
+        line += &if rate >= 1e9 { format!(" ({:.2} Gb/s)", rate / 1e9) } else { format!(" ({:.2} Mb/s)", rate / 1e6) };
+    }
     if p.ended == Ended::Interrupted {
         line += " (interrupted)";
     }

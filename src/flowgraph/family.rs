@@ -208,6 +208,16 @@ pub fn noisy<T: Llr>(code: &dyn Code, bits: u64, ebn0_db: f64, seed: u64) -> Cod
     Ok(*any.downcast::<Noisy<T>>().unwrap_or_else(|_| panic!("the {} family's noisy_of is not of the LLR type asked for", code.family())))
 }
 
+/// A family's device link on the one GPU `options` names, made by `make`
+/// from the device's index (for [`Code::device_link`]); several GPUs are
+/// refused: the decoder then spreads over them and the channel runs on the host.
+pub fn one_gpu_link(options: &BackendOptions, make: impl FnOnce(usize) -> anyhow::Result<Box<dyn Link>>) -> Option<anyhow::Result<Box<dyn Link>>> {
+    if options.pipeline.devices.is_some() {
+        return Some(Err(anyhow::anyhow!("the device link runs on one GPU; with several, the decoder spreads over them and the channel runs on the host")));
+    }
+    Some(make(options.pipeline.device))
+}
+
 /// Box a family's typed cutter or decoder for [`Code::cutter_of`] and
 /// [`Code::decoder_of`].
 pub fn boxed<X: Send + 'static>(x: X) -> Box<dyn Any + Send> {

@@ -7,13 +7,18 @@
 //!
 //! Only the sums cross PCIe: four numbers a batch, and every frame's count
 //! only for the batch in which a stop rule falls ([`Tally::add_summary`]).
+//!
+//! A family whose counted frames are its decoder's units (turbo code blocks,
+//! polar codewords) gives its batches as [`UnitBatches`], and [`UnitLink`]
+//! makes them a [`Link`].
 
 use super::compile::kernels;
 use super::device::cuda;
 use super::memory::{DeviceBuf, Event, PinnedBuf};
-use crate::codes::channel::Awgn;
-use crate::codes::error::CodeResult;
-use crate::codes::sim::{FrameSummary, Tally, noise_seed};
+use super::device::device_error;
+use crate::codes::channel::{Awgn, Quantizer, noise_variance};
+use crate::codes::error::{CodeResult, invalid};
+use crate::codes::sim::{FrameSummary, Link, Tally, noise_seed};
 use cudarc::driver::{CudaContext, CudaFunction, result, sys};
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -31,7 +36,7 @@ pub(crate) fn key(seed: u64) -> [u32; 2] {
 /// gain 2/σ² and the quantizer's scale, computed as the host channel
 /// computes them (`Awgn`), so that both send the same LLRs.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct PointChannel {
+pub struct PointChannel {
     pub bits_key: [u32; 2],
     pub noise_key: [u32; 2],
     pub sigma: f32,
@@ -161,6 +166,12 @@ impl CountSlot {
         self.info.ptr()
     }
 
+    /// Device address of the per-frame error counts of [`Self::count`],
+    /// the first frame of its range first.
+    pub(crate) fn counts_ptr(&self) -> sys::CUdeviceptr {
+        self.counts.ptr()
+    }
+
     /// Compare `dec` with the information bits over stream positions `a ..
     /// b` in frames of `frame_bits`, sum the counts and start their copy
     /// home; [`Self::collect`] waits for them.
@@ -223,6 +234,118 @@ impl CountSlot {
             Ok(all)
         })?;
         Ok(())
+    }
+}
+
+/// A family's device link of whole units, each a counted frame, as
+/// [`UnitLink`] drives it: unit u holds information bits u·K .. (u+1)·K of
+/// the stream, and batches of units are queued on the slots in turn and
+/// collected in order.
+pub trait UnitBatches: Send {
+    /// K, the information bits of a unit.
+    fn unit_bits(&self) -> usize;
+    /// Information bits over channel bits: the rate of Eb/N0.
+    fn rate(&self) -> f64;
+    /// Units in a batch.
+    fn batch_units(&self) -> usize;
+    /// Batch slots.
+    fn slots(&self) -> usize;
+    /// Queue units `first .. first + units` into slot `i`, sent over the
+    /// point's channel `ch`, counting stream positions `a .. b` of them
+    /// (`a` at the first unit's start).
+    fn queue(&mut self, i: usize, ch: &PointChannel, first: i64, units: usize, a: i64, b: i64) -> anyhow::Result<()>;
+    /// Add slot `i`'s counts to `tally`.
+    fn collect(&mut self, i: usize, tally: &mut Tally) -> anyhow::Result<()>;
+    /// Wait for slot `i`'s batch without counting it.
+    fn wait(&self, i: usize) -> anyhow::Result<()>;
+    /// The decoder and what runs where.
+    fn describe(&self) -> String;
+}
+
+/// The line a device link describes itself by: its decoder's, and what runs
+/// on the device, the family's `encoder` and LLRs of type `llr` among them.
+pub(crate) fn device_link_line(decoder: &str, encoder: &str, llr: &str) -> String {
+    format!("{decoder}; the whole link on the device (counter-based bits, {encoder}, BPSK over AWGN, {llr} LLRs, error counts)")
+}
+
+/// The [`Link`] of a family's [`UnitBatches`]: whole units, as the host
+/// links send them, `i8` LLRs quantized with the matched scale of each point.
+pub struct UnitLink<B> {
+    batches: B,
+    /// The point's channel and the units sent so far.
+    point: Option<(PointChannel, i64)>,
+}
+
+impl<B: UnitBatches> UnitLink<B> {
+    pub(crate) fn of(batches: B) -> Self {
+        Self { batches, point: None }
+    }
+
+    /// Decode and count units `first .. first + units` (positions `a .. b`
+    /// of them) batch by batch, a batch per slot in flight, until counted
+    /// or the tally's stop rule ends.
+    fn count(&mut self, ch: &PointChannel, first: i64, units: i64, a: i64, b: i64, tally: &mut Tally) -> anyhow::Result<()> {
+        if b <= a {
+            return Ok(());
+        }
+        let k = self.batches.unit_bits() as i64;
+        let (per, slots) = (self.batches.batch_units() as i64, self.batches.slots());
+        let (mut next, end) = (first, first + units.min((b - a + k - 1) / k));
+        let mut queued = std::collections::VecDeque::new();
+        let mut slot = 0;
+        while (next < end || !queued.is_empty()) && !tally.done() {
+            if next < end && queued.len() < slots {
+                let n = per.min(end - next);
+                self.batches.queue(slot, ch, next, n as usize, (next * k).max(a), ((next + n) * k).min(b))?;
+                queued.push_back(slot);
+                slot = (slot + 1) % slots;
+                next += n;
+                continue;
+            }
+            let i = queued.pop_front().expect("a batch in flight");
+            self.batches.collect(i, tally)?;
+        }
+        // A stop leaves batches queued: let them finish before their buffers are reused.
+        for i in queued {
+            self.batches.wait(i)?;
+        }
+        Ok(())
+    }
+}
+
+impl<B: UnitBatches> Link for UnitLink<B> {
+    fn start(&mut self, ebn0_db: f64, seed: u64) -> CodeResult<()> {
+        let rate = self.batches.rate();
+        let scale = Quantizer::matched(noise_variance(ebn0_db, rate)?)?.scale();
+        self.point = Some((PointChannel::new(ebn0_db, rate, seed, scale)?, 0));
+        Ok(())
+    }
+
+    fn check(&self, ebn0_db: f64) -> CodeResult<()> {
+        noise_variance(ebn0_db, self.batches.rate()).map(drop)
+    }
+
+    fn frame_bits(&self) -> usize {
+        self.batches.unit_bits()
+    }
+
+    fn run(&mut self, bits: u64, _last: bool, tally: &mut Tally) -> CodeResult<()> {
+        let (ch, first) = self.point.ok_or_else(|| invalid!("a link runs only after start"))?;
+        let k = self.batches.unit_bits() as i64;
+        // Whole units, as the host links send; counted up to the tally's max_bits.
+        let units = i64::try_from(bits.div_ceil(k as u64)).map_err(|_| invalid!("{bits} bits in one chunk"))?;
+        self.point = Some((ch, first + units));
+        let room = i64::try_from(tally.room()).unwrap_or(i64::MAX);
+        let (a, b) = (first * k, (first + units) * k);
+        self.count(&ch, first, units, a, b.min(a.saturating_add(room)), tally).map_err(device_error)
+    }
+
+    fn describe(&self) -> String {
+        self.batches.describe()
+    }
+
+    fn chunk_limit(&self) -> u64 {
+        (self.batches.batch_units() * self.batches.unit_bits() * 16) as u64
     }
 }
 

@@ -43,7 +43,7 @@ pub use host_pool::{MAX_HOST_THREADS, default_host_threads};
 pub use pipeline::{BatchSplit, DEFAULT_SLOTS, MAX_BATCH_BYTES, MAX_SLOTS, MAX_WATCHDOG_MS, PipelineOptions};
 pub use selftest::pipeline_selftest;
 pub use sources::{SOURCES, source};
-pub use polar::{GPU_MAX_N, GpuPolar, bench_polar, compile_polar_kernel, polar_decoder};
+pub use polar::{DevicePolarLink, GPU_MAX_N, GpuPolar, bench_polar, compile_polar_kernel, compile_polar_link_kernel, polar_decoder};
 pub use turbo::{DeviceTurboLink, GpuTurbo, compile_turbo_link_kernel, GpuTurboOptions, MAX_RATE_MATCHINGS, TurboTuning, bench_turbo, compile_turbo_kernel, turbo_decoder};
 pub use conv::{
     BENCH_EBN0_DB, DEFAULT_MIN_BLOCKS_GLOBAL_I8, DeviceConvLink, GpuBenchOptions, compile_conv_link_kernels, GpuViterbi, SurvivorMemory, ViterbiTuning, bench_viterbi,

@@ -11,6 +11,7 @@ use crate::codes::channel::{BpskAwgn, Quantizer, noise_variance};
 use crate::codes::decode::{Batch, BatchDecoder, Decoded, UnitShape};
 use crate::codes::encode::Encoder;
 use crate::codes::error::{CodeResult, invalid};
+use crate::codes::bits::BitSource;
 use crate::codes::llr::Llr;
 use crate::codes::sim::{Link, Tally, Transmitter, noise_seed};
 
@@ -104,6 +105,8 @@ pub struct PolarLink<T: Llr> {
     frames: PolarFrames,
     decoder: Box<dyn BatchDecoder<T>>,
     i8_scale: Option<f32>,
+    /// Bits from [`BitSource::counter`] instead of [`BitSource::new`].
+    counter_bits: bool,
     point: Option<PointState<T>>,
 }
 
@@ -128,7 +131,15 @@ impl<T: Llr> PolarLink<T> {
         if let Some(s) = i8_scale {
             Quantizer::new(s)?;
         }
-        Ok(Self { frames, decoder, i8_scale, point: None })
+        Ok(Self { frames, decoder, i8_scale, counter_bits: false, point: None })
+    }
+
+    /// Draw the bits by counter, as the device link simulator does
+    /// (`gpu::DevicePolarLink`): with the same seed and decoder model, this
+    /// link is that simulator's host model and counts the same errors.
+    pub fn with_counter_bits(mut self) -> Self {
+        self.counter_bits = true;
+        self
     }
 
     /// The quantizer of `i8` LLRs at `ebn0_db`.
@@ -143,7 +154,8 @@ impl<T: Llr> PolarLink<T> {
 impl<T: Llr> Link for PolarLink<T> {
     fn start(&mut self, ebn0_db: f64, seed: u64) -> CodeResult<()> {
         let channel = BpskAwgn::with_quantizer(ebn0_db, self.frames.rate(), noise_seed(seed), self.quantizer(ebn0_db)?)?;
-        let tx = Transmitter::new(seed, self.frames.encoder(), channel);
+        let source = if self.counter_bits { BitSource::counter(seed) } else { BitSource::new(seed) };
+        let tx = Transmitter::with_source(source, self.frames.encoder(), channel);
         self.point = Some(PointState { tx, reference: Vec::new(), received: Vec::new(), decoded: Decoded::default() });
         Ok(())
     }
@@ -173,5 +185,42 @@ impl<T: Llr> Link for PolarLink<T> {
 
     fn describe(&self) -> String {
         self.decoder.describe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codes::polar::{Algorithm, Construction, CpuPolar};
+    use std::sync::Arc;
+
+    /// The bits, errors and frames of `bits` bits of `link` at `ebn0` from seed 7.
+    fn counts(link: &mut dyn Link, ebn0: f64, bits: u64) -> (u64, u64, u64, u64) {
+        link.start(ebn0, 7).unwrap();
+        let mut tally = Tally::new(ebn0, link.frame_bits());
+        link.run(bits, true, &mut tally).unwrap();
+        let p = tally.point();
+        (p.bits, p.bit_errors, p.frames, p.frame_errors)
+    }
+
+    #[test]
+    fn counter_bits_are_sent_and_counted_against() {
+        let spec = PolarSpec::plain(Arc::new(Construction::Nr.build(128, 64).unwrap()));
+        let link = || PolarLink::<f32>::new(PolarFrames::Codewords(spec.clone()), Box::new(CpuPolar::<f32>::new(spec.clone(), Algorithm::Sc, 1).unwrap()), None).unwrap();
+        let (ebn0, bits) = (1.5, 64 * 200);
+        let counter = counts(&mut link().with_counter_bits(), ebn0, bits);
+        // By hand: the counter's bits through the same encoder, channel and decoder.
+        let channel = BpskAwgn::<f32>::with_quantizer(ebn0, spec.rate(), noise_seed(7), Quantizer::matched(noise_variance(ebn0, spec.rate()).unwrap()).unwrap()).unwrap();
+        let mut tx = Transmitter::with_source(BitSource::counter(7), PolarEncoder::new(spec.clone()), channel);
+        let (mut sent, mut received, mut decoded) = (Vec::new(), Vec::new(), Vec::new());
+        tx.send(bits as usize, &mut sent, &mut received).unwrap();
+        CpuPolar::<f32>::new(spec.clone(), Algorithm::Sc, 1).unwrap().decode_all(&received, &mut decoded).unwrap();
+        let mut tally = Tally::new(ebn0, 64);
+        tally.add(&decoded, &sent);
+        let p = tally.point();
+        assert_eq!(counter, (p.bits, p.bit_errors, p.frames, p.frame_errors));
+        assert!(counter.1 > 0, "{counter:?}");
+        // And the sequential bits are another stream: other codewords, other errors.
+        assert_ne!(counts(&mut link(), ebn0, bits), counter);
     }
 }

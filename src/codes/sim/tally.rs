@@ -336,6 +336,15 @@ impl Tally {
         self.point.iterations += reports.iter().map(|r| r.iterations as u64).sum::<u64>();
     }
 
+    /// Count `units` decoded units of `iterations` in all, and `detected`
+    /// of the frames counted with errors as caught by their unit's check:
+    /// what a link that counts on a GPU brings back instead of reports.
+    pub fn count_unit_sums(&mut self, units: u64, iterations: u64, detected: u64) {
+        self.point.units += units;
+        self.point.iterations += iterations;
+        self.point.detected += detected;
+    }
+
     fn compare(&mut self, decoded: &[u8], reference: &[u8]) {
         // A plain count vectorises; the frame and symbol flags need only "any".
         let errors = decoded.iter().zip(reference).filter(|(d, r)| d != r).count();

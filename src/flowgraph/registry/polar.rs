@@ -5,7 +5,7 @@
 //! `Framer`, or cut from the stream itself).
 
 use super::super::assembly::{Assembly, Node};
-use super::super::family::{DecoderBuild, Family, FamilyChain, boxed, decoder, downcast, resolve};
+use super::super::family::{DecoderBuild, Family, FamilyChain, boxed, decoder, downcast, one_gpu_link, resolve};
 use super::super::params::Args;
 use super::groups::{BACKEND, CODE, DECODER_BLOCK, LLR, backend_options, build_decoder, by_llr, decoder_options, decoder_ports, llr_type, input_cutter};
 use super::{Kind, StreamType, io};
@@ -15,7 +15,7 @@ use crate::codes::llr::{Llr, LlrType};
 use crate::codes::polar::{PolarChain, PolarLink, PolarSettings};
 use crate::codes::settings::Settings;
 use crate::codes::sim::{EBN0, Link};
-use crate::gpu::{BackendOptions, Choice, polar_decoder};
+use crate::gpu::{BackendOptions, Choice, DevicePolarLink, polar_decoder};
 use std::any::Any;
 
 /// The family.
@@ -81,5 +81,14 @@ impl FamilyChain for PolarChain {
             LlrType::I8 => link::<i8>(self, options),
             LlrType::F32 => link::<f32>(self, options),
         }
+    }
+
+    fn device_link(&self, llr: LlrType, options: &BackendOptions) -> Option<anyhow::Result<Box<dyn Link>>> {
+        one_gpu_link(options, |device| -> anyhow::Result<Box<dyn Link>> {
+            Ok(match llr {
+                LlrType::I8 => Box::new(DevicePolarLink::<i8>::new(self, device)?),
+                LlrType::F32 => Box::new(DevicePolarLink::<f32>::new(self, device)?),
+            })
+        })
     }
 }

@@ -6,16 +6,18 @@
 
 mod bench;
 mod kernel;
+mod link;
 
 pub use bench::bench_polar;
 pub use kernel::{GPU_MAX_N, compile_polar_kernel};
+pub use link::{DevicePolarLink, compile_polar_link_kernel};
 
 use super::multi::on_devices;
 use super::backend::{BackendOptions, Choice, select};
 use super::compile::kernel;
 use super::device::{DeviceInfo, context, cuda, device_error, info_of};
 use super::memory::DeviceBuf;
-use super::pipeline::{BatchSplit, MAX_BATCH_BYTES, Pipeline, PipelineOptions, SlotSize, default_batch_units, par_unpack};
+use super::pipeline::{BatchSplit, MAX_BATCH_BYTES, Pipeline, PipelineOptions, SlotBuffers, SlotSize, default_batch_units, par_unpack};
 use super::staging::{stage_units, strided_region};
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
 use crate::codes::error::CodeResult;
@@ -168,6 +170,49 @@ impl<T: Llr> GpuPolar<T> {
         let n = self.spec.n();
         let launcher = Launcher { f: &self.function, g: self.geometry, tables: self.tables.ptr() };
         self.pipe.time_launches(units, n, |host, r| stage_units(host, batch, n, n, r), reps, |s, slot| launcher.run(s, slot, units))
+    }
+}
+
+impl<T: Llr> GpuPolar<T> {
+    /// Codewords in one batch.
+    pub(crate) fn batch_units(&self) -> usize {
+        self.batch_units
+    }
+
+    /// Slots of the pipeline.
+    pub(crate) fn slots(&self) -> usize {
+        self.pipe.depth()
+    }
+
+    /// Output words per codeword (the K information bits packed, least
+    /// significant first).
+    pub(crate) fn out_words(&self) -> usize {
+        out_words(self.spec.code().k(), self.soft)
+    }
+
+    /// The code's tables on the device ([`kernel::tables`]): u's frozen
+    /// bits in ⌈N/32⌉ words, then the K information positions, ascending.
+    pub(crate) fn tables_ptr(&self) -> sys::CUdeviceptr {
+        self.tables.ptr()
+    }
+
+    /// Queue work on slot `i` with input made on the device (a device
+    /// link): `work(stream, slot, decode)` writes codewords of N LLRs into
+    /// `slot.input`, calls `decode(codewords)` to queue their decoding
+    /// (information bits into `slot.output`, status words into
+    /// `slot.status`), and reads them. Hard output only; needs no batch in
+    /// flight.
+    pub(crate) fn resident<R>(&mut self, i: usize, work: impl FnOnce(sys::CUstream, &SlotBuffers, &dyn Fn(usize) -> anyhow::Result<()>) -> anyhow::Result<R>) -> anyhow::Result<R> {
+        anyhow::ensure!(!self.soft, "device-made input is decoded to hard bits");
+        let launcher = Launcher { f: &self.function, g: self.geometry, tables: self.tables.ptr() };
+        let limit = self.batch_units;
+        self.pipe.resident(i, |s, slot| {
+            let decode = |units: usize| -> anyhow::Result<()> {
+                anyhow::ensure!(units <= limit, "{units} codewords in a batch of {limit}");
+                launcher.run(s, slot, units)
+            };
+            work(s, slot, &decode)
+        })
     }
 }
 

@@ -11,15 +11,13 @@
 //! counts. Each chunk sends whole blocks, as the host link does.
 
 use super::GpuTurbo;
-use crate::codes::channel::{Quantizer, noise_variance};
 use crate::codes::decode::UnitReport;
-use crate::codes::error::{CodeResult, invalid};
 use crate::codes::llr::{Llr, LlrType};
-use crate::codes::sim::{Link, Tally};
+use crate::codes::sim::Tally;
 use crate::codes::turbo::{EarlyStop, MaxStar, Sent, TurboChain, TurboCode};
 use crate::gpu::compile::kernel;
-use crate::gpu::device::{context, cuda, device_error};
-use crate::gpu::link::{CountSlot, DecodedTiles, LinkKernels, PointChannel};
+use crate::gpu::device::{context, cuda};
+use crate::gpu::link::{CountSlot, DecodedTiles, LinkKernels, PointChannel, UnitBatches, UnitLink, device_link_line};
 use crate::gpu::memory::PinnedBuf;
 use crate::gpu::pipeline::PipelineOptions;
 use cudarc::driver::{CudaFunction, result, sys};
@@ -27,14 +25,6 @@ use std::ffi::c_void;
 
 /// Threads of the channel kernel's CTA (one CTA per code block); `LINK_NT` there.
 const LINK_THREADS: u32 = 256;
-
-/// The seeds and channel of the point being run, and how far it got.
-#[derive(Debug, Clone, Copy)]
-struct PointState {
-    ch: PointChannel,
-    /// Code blocks sent so far.
-    blocks: i64,
-}
 
 /// One batch slot's counts and the blocks' status words.
 struct Slot {
@@ -47,19 +37,27 @@ struct Slot {
 
 /// The turbo link of a chain of code blocks on a GPU, `T` LLRs at the
 /// decoder (see the module documentation).
-pub struct DeviceTurboLink<T: Llr> {
+pub type DeviceTurboLink<T> = UnitLink<TurboBatches<T>>;
+
+/// The batches of [`DeviceTurboLink`]: the decoder, the channel kernel and
+/// the slots' counts.
+pub struct TurboBatches<T: Llr> {
     code: TurboCode,
     decoder: GpuTurbo<T>,
     llrs: CudaFunction,
     common: LinkKernels,
     slots: Vec<Slot>,
-    /// Max-log-MAP on i8 LLRs needs no scale; f32 LLRs are not quantized.
-    point: Option<PointState>,
 }
 
 impl<T: Llr> DeviceTurboLink<T> {
     /// The device link of `chain` (code blocks without a CRC stop) on GPU `device`.
     pub fn new(chain: &TurboChain, device: usize) -> anyhow::Result<Self> {
+        TurboBatches::new(chain, device).map(UnitLink::of)
+    }
+}
+
+impl<T: Llr> TurboBatches<T> {
+    fn new(chain: &TurboChain, device: usize) -> anyhow::Result<Self> {
         let Sent::Blocks(code) = chain.sent() else {
             anyhow::bail!("the device link simulates code blocks; transport blocks run on the host");
         };
@@ -80,12 +78,28 @@ impl<T: Llr> DeviceTurboLink<T> {
         let slots = (0..decoder.slots())
             .map(|_| Ok(Slot { count: CountSlot::new(&ctx, info_words, blocks + 2)?, status: PinnedBuf::new(&ctx, blocks, false)?, first: 0, blocks: 0 }))
             .collect::<anyhow::Result<Vec<_>>>()?;
-        Ok(Self { code: code.clone(), decoder, llrs, common, slots, point: None })
+        Ok(Self { code: code.clone(), decoder, llrs, common, slots })
+    }
+}
+
+impl<T: Llr> UnitBatches for TurboBatches<T> {
+    fn unit_bits(&self) -> usize {
+        self.code.k()
     }
 
-    /// Queue blocks `first .. first + blocks` into slot `i`, counting stream
-    /// positions `a .. b` of them.
-    fn queue(&mut self, i: usize, st: &PointState, first: i64, blocks: usize, a: i64, b: i64) -> anyhow::Result<()> {
+    fn rate(&self) -> f64 {
+        self.code.k() as f64 / self.code.coded_len() as f64
+    }
+
+    fn batch_units(&self) -> usize {
+        self.decoder.batch_units()
+    }
+
+    fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
+    fn queue(&mut self, i: usize, ch: &PointChannel, first: i64, blocks: usize, a: i64, b: i64) -> anyhow::Result<()> {
         let (k, n) = (self.code.k() as i64, self.code.coded_len());
         let (llrs, common) = (&self.llrs, &self.common);
         let perm = self.decoder.permutation_ptr();
@@ -94,10 +108,10 @@ impl<T: Llr> DeviceTurboLink<T> {
         slot.first = first;
         slot.blocks = blocks;
         self.decoder.resident(i, |s, buffers, decode| {
-            let info_first = slot.count.bits(common, s, first * k, (first + blocks as i64) * k, st.ch.bits_key)?;
+            let info_first = slot.count.bits(common, s, first * k, (first + blocks as i64) * k, ch.bits_key)?;
             let (mut out, mut pitch, mut count, mut first_block, mut info, mut info_firstv, mut permv) =
                 (buffers.input.ptr(), n as u64, blocks as u32, first, slot.count.info_ptr(), info_first, perm);
-            let ([mut k0, mut k1], mut sigma, mut gain, mut scale) = (st.ch.noise_key, st.ch.sigma, st.ch.gain, st.ch.scale);
+            let ([mut k0, mut k1], mut sigma, mut gain, mut scale) = (ch.noise_key, ch.sigma, ch.gain, ch.scale);
             let mut p: [*mut c_void; 12] = [
                 (&mut out as *mut sys::CUdeviceptr).cast(),
                 (&mut pitch as *mut u64).cast(),
@@ -125,7 +139,7 @@ impl<T: Llr> DeviceTurboLink<T> {
         })
     }
 
-    /// Add slot `i`'s counts to `tally`, and the iterations of the blocks it counted.
+    /// With the iterations of the blocks counted.
     fn collect(&mut self, i: usize, tally: &mut Tally) -> anyhow::Result<()> {
         let k = self.code.k() as u64;
         let before = tally.point().bits;
@@ -139,6 +153,14 @@ impl<T: Llr> DeviceTurboLink<T> {
             .collect();
         tally.count_units(&reports);
         Ok(())
+    }
+
+    fn wait(&self, i: usize) -> anyhow::Result<()> {
+        self.slots[i].count.wait()
+    }
+
+    fn describe(&self) -> String {
+        device_link_line(&crate::codes::decode::BatchDecoder::describe(&self.decoder), "turbo encoder", T::NAME)
     }
 }
 
@@ -183,79 +205,4 @@ pub fn compile_turbo_link_kernel<T: Llr>(chain: &TurboChain, arch: &str) -> anyh
         anyhow::bail!("the device link simulates code blocks");
     };
     crate::gpu::compile::compile_cubin("turbo_link.cu", arch, &llr_defines::<T>(code)).map(drop)
-}
-
-impl<T: Llr> Link for DeviceTurboLink<T> {
-    fn start(&mut self, ebn0_db: f64, seed: u64) -> CodeResult<()> {
-        let rate = self.code.k() as f64 / self.code.coded_len() as f64;
-        let scale = Quantizer::matched(noise_variance(ebn0_db, rate)?)?.scale();
-        self.point = Some(PointState { ch: PointChannel::new(ebn0_db, rate, seed, scale)?, blocks: 0 });
-        Ok(())
-    }
-
-    fn check(&self, ebn0_db: f64) -> CodeResult<()> {
-        noise_variance(ebn0_db, self.code.k() as f64 / self.code.coded_len() as f64).map(drop)
-    }
-
-    fn frame_bits(&self) -> usize {
-        self.code.k()
-    }
-
-    fn run(&mut self, bits: u64, _last: bool, tally: &mut Tally) -> CodeResult<()> {
-        let mut st = self.point.ok_or_else(|| invalid!("a link runs only after start"))?;
-        let k = self.code.k() as i64;
-        // Whole blocks, as the host link sends; counted up to the tally's max_bits.
-        let blocks = i64::try_from(bits.div_ceil(k as u64)).map_err(|_| invalid!("{bits} bits in one chunk"))?;
-        let first = st.blocks;
-        st.blocks += blocks;
-        self.point = Some(st);
-        let room = i64::try_from(tally.room()).unwrap_or(i64::MAX);
-        let (a, b) = (first * k, (first + blocks) * k);
-        self.count(&st, first, blocks, a, b.min(a.saturating_add(room)), tally).map_err(device_error)
-    }
-
-    fn describe(&self) -> String {
-        format!(
-            "{}; the whole link on the device (counter-based bits, turbo encoder, BPSK over AWGN, {} LLRs, error counts)",
-            crate::codes::decode::BatchDecoder::describe(&self.decoder),
-            T::NAME
-        )
-    }
-
-    fn chunk_limit(&self) -> u64 {
-        (self.decoder.batch_units() * self.code.k() * 16) as u64
-    }
-}
-
-impl<T: Llr> DeviceTurboLink<T> {
-    /// Decode and count blocks `first .. first + blocks` (positions `a .. b`
-    /// of them) batch by batch, a batch per pipeline slot in flight, until
-    /// counted or the tally's stop rule ends.
-    fn count(&mut self, st: &PointState, first: i64, blocks: i64, a: i64, b: i64, tally: &mut Tally) -> anyhow::Result<()> {
-        if b <= a {
-            return Ok(());
-        }
-        let k = self.code.k() as i64;
-        let per = self.decoder.batch_units() as i64;
-        let (mut next_block, end) = (first, first + blocks.min((b - a + k - 1) / k));
-        let mut queued = std::collections::VecDeque::new();
-        let mut slot = 0;
-        while (next_block < end || !queued.is_empty()) && !tally.done() {
-            if next_block < end && queued.len() < self.slots.len() {
-                let n = per.min(end - next_block);
-                self.queue(slot, st, next_block, n as usize, (next_block * k).max(a), ((next_block + n) * k).min(b))?;
-                queued.push_back(slot);
-                slot = (slot + 1) % self.slots.len();
-                next_block += n;
-                continue;
-            }
-            let i = queued.pop_front().expect("a batch in flight");
-            self.collect(i, tally)?;
-        }
-        // A stop leaves batches queued: let them finish before their buffers are reused.
-        for i in queued {
-            self.slots[i].count.wait()?;
-        }
-        Ok(())
-    }
 }
