@@ -103,7 +103,7 @@ impl<T: Llr> GpuBpskAwgn<T> {
         // stream buffer may be rewritten once it returns.
         let drained = self.slots.iter_mut().try_for_each(|slot| finish(slot, out, &mut bad));
         match drained.and(run) {
-            Err(e) => Err(invalid!("GPU channel on device {}: {e:#}", self.ctx.ordinal())),
+            Err(e) => Err(invalid!("GPU {}: the channel: {e:#}", self.ctx.ordinal())),
             Ok(()) => match bad {
                 Some(i) => Err(invalid!("channel bit at index {i} is {}, not 0 or 1", bits[i])),
                 None => {
