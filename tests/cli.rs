@@ -104,7 +104,10 @@ fn run_rejects_bad_files_and_settings_in_one_line() {
     let malformed = temp_file("malformed.toml", "[blocks.src\ntype = \"RandomBits\"\n");
     fails(&["run", &malformed], &[&malformed, ":1:", "malformed TOML"]);
     fails(&["run", SHIPPED, "--set", "channel.backend=tpu"], &[SHIPPED, "block 'channel'", "field 'backend'"]);
-    fails(&["run", SHIPPED, "--set", "channel.gpu_device=5000"], &[SHIPPED, "block 'channel'", "field 'gpu_device'"]);
+    for bad in ["5000", "-1", "nan", "\"\""] {
+        fails(&["run", SHIPPED, "--set", &format!("channel.gpu_device={bad}")], &[SHIPPED, "block 'channel'", "field 'gpu_device'"]);
+    }
+    fails(&["run", SHIPPED, "--set", "channel.backend=\"\""], &[SHIPPED, "block 'channel'", "field 'backend'"]);
     if no_gpu() {
         fails(&["run", SHIPPED, "--backend", "gpu"], &["--backend gpu: "]);
         // The channel on a GPU that is not there: its own field is named.

@@ -217,6 +217,27 @@ fn a_pipe_is_decoded_as_it_comes_whatever_the_latency_bound() {
     }
 }
 
+/// Bits from a live pipe through the channel (on the GPU where one is
+/// usable), the decoder and the BER sink are counted as the same bits from a
+/// file are: the BER sink holds back reference bits that arrive in pieces.
+#[test]
+fn bits_from_a_pipe_are_counted_as_bits_from_a_file() {
+    let d = dir("pipe-ber");
+    let (bits, _) = llr_files(&d);
+    let shipped = std::fs::read_to_string("flowgraphs/viterbi_awgn.toml").unwrap();
+    let random = "type = \"RandomBits\"\nseed = \"$seed\"\ntotal = 1e8       # information bits; a few seconds on two cores";
+    assert!(shipped.contains(random), "the shipped flowgraph's source changed");
+    let flowgraph = d.join("from_bits.toml");
+    std::fs::write(&flowgraph, shipped.replace(random, "type = \"FileSource\"\npath = \"/dev/stdin\"\nformat = \"packed\"")).unwrap();
+    let from_file = gpufec(&["run", &s(&flowgraph), "--set", &format!("source.path={}", s(&bits))]);
+    let from_file = String::from_utf8_lossy(&from_file.stdout).to_string();
+    let o = with_stdin(&["run", &s(&flowgraph)], std::fs::read(&bits).unwrap(), Duration::from_secs(120));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let from_pipe = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(common::ber_line(&from_pipe), common::ber_line(&from_file));
+    assert!(common::ber_line(&from_file).contains("ber 'ber': 200000 bits"), "{from_file}");
+}
+
 /// A reader of a live output sees each piece as it is decoded, not when
 /// megabytes have gathered or the stream ends; and a FIFO with no writer
 /// says so, and Ctrl-C then ends the run with its summary.
