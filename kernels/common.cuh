@@ -13,6 +13,13 @@ typedef unsigned char u8;
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
+// The LLR type of a kernel built with -D LLR_F32=1 (f32), else i8.
+#if LLR_F32
+typedef float llr_t;
+#else
+typedef i8 llr_t;
+#endif
+
 
 // Every lane of a warp, for the *_sync intrinsics.
 constexpr unsigned FULL_MASK = 0xffffffffu;

@@ -56,12 +56,6 @@ constexpr int NSUB = (F + F0 - 1) / F0;
 constexpr int OUT_WORDS = (F + 31) / 32;    // output words per tile
 constexpr int WORDS = S >= 32 ? S / 32 : 1; // decision words per stage
 
-#if LLR_F32
-typedef float llr_t;
-#else
-typedef i8 llr_t;
-#endif
-
 // Puncturing. The LLRs arrive as the puncturer left them: output j of stage t
 // is present only when the pattern sends it, and an absent one is an erasure
 // (LLR 0), put back here as the stage loads. Unpunctured streams are the

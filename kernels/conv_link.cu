@@ -19,10 +19,8 @@
 using namespace link;
 
 #if LLR_F32
-typedef float llr_t;
 #define LLR_CERTAIN_ZERO 1000.0f
 #else
-typedef i8 llr_t;
 #define LLR_CERTAIN_ZERO 127
 #endif
 

@@ -45,7 +45,7 @@
 //   PMINB         CTAs an SM should hold (caps the registers)
 //   PF32, PQSCALE f32 LLRs, quantized on load at this scale (as the host's
 //                 shared quantizer does); else i8 LLRs
-#include "common.cuh"
+#include "polar.cuh"
 
 constexpr int QUADS = PN / 8;
 static_assert(QUADS == PQPT * PTPC, "every thread updates PQPT quads of a stage");
@@ -221,22 +221,10 @@ static __device__ __forceinline__ u32 decide8(Oct a, Oct b) {
 // v ← v·G for N bits packed in PUW words, by one codeword's threads, every
 // one of which must call it (it synchronises them). Word w is lane w's.
 static __device__ void transform(u32* v, int lane, const Group& g) {
-    constexpr int INWORD = PM < 5 ? PM : 5;
-    for (int w = lane; w < PUW; w += PTPC) {
-        u32 x = v[w];
-        if (INWORD > 0) x ^= (x >> 1) & 0x55555555u;
-        if (INWORD > 1) x ^= (x >> 2) & 0x33333333u;
-        if (INWORD > 2) x ^= (x >> 4) & 0x0f0f0f0fu;
-        if (INWORD > 3) x ^= (x >> 8) & 0x00ff00ffu;
-        if (INWORD > 4) x ^= (x >> 16) & 0x0000ffffu;
-        v[w] = x;
-    }
+    for (int w = lane; w < PUW; w += PTPC) v[w] = polar_in_word(v[w], 1 << PM);
     for (int hw = 1; hw < PUW; hw *= 2) {
         g.sync();
-        for (int p = lane; p < PUW / 2; p += PTPC) {
-            const int j = (p / hw) * 2 * hw + p % hw;
-            v[j] ^= v[j + hw];
-        }
+        polar_across_words(v, PUW, hw, lane, PTPC);
     }
     g.sync();
 }
@@ -250,11 +238,7 @@ static __device__ bool g_matrix_holds(u32* ubits, u32* xbits, const u32* frozen,
     if (lane < 32) {
         const u32 mask = PTPC >= 32 ? FULL_MASK : g.mask;
         u32 x = lane < PUW ? xbits[lane] : 0u;
-        if (PM > 0) x ^= (x >> 1) & 0x55555555u;
-        if (PM > 1) x ^= (x >> 2) & 0x33333333u;
-        if (PM > 2) x ^= (x >> 4) & 0x0f0f0f0fu;
-        if (PM > 3) x ^= (x >> 8) & 0x00ff00ffu;
-        if (PM > 4) x ^= (x >> 16) & 0x0000ffffu;
+        x = polar_in_word(x, 1 << PM);
         // Word j ^= word j + hw for j & hw = 0: lane^hw stays in the group (PUW <= PTPC).
 #pragma unroll
         for (int hw = 1; hw < PUW; hw *= 2) {

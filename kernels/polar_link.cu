@@ -11,35 +11,18 @@
 // Parameters (-D): PN (N), PK (K), PUW (⌈N/32⌉), PSYS (systematic), PLT
 // (threads of a CTA, one CTA a codeword), LLR_F32.
 #include "link.cuh"
+#include "polar.cuh"
 
 using namespace link;
-
-#if LLR_F32
-typedef float llr_t;
-#else
-typedef i8 llr_t;
-#endif
 
 constexpr int KW = (PK + 31) / 32;
 
 // x ← x·G on the PN bits packed in x[0 .. PUW). All threads call it.
 __device__ void transform(u32* x) {
-    for (int w = threadIdx.x; w < PUW; w += PLT) {
-        u32 v = x[w];
-        // Bit i takes bit i + h where i & h = 0; stages of spans h < PN only.
-        if (PN > 1) v ^= (v >> 1) & 0x55555555u;
-        if (PN > 2) v ^= (v >> 2) & 0x33333333u;
-        if (PN > 4) v ^= (v >> 4) & 0x0F0F0F0Fu;
-        if (PN > 8) v ^= (v >> 8) & 0x00FF00FFu;
-        if (PN > 16) v ^= (v >> 16) & 0x0000FFFFu;
-        x[w] = v;
-    }
+    for (int w = threadIdx.x; w < PUW; w += PLT) x[w] = polar_in_word(x[w], PN);
     __syncthreads();
     for (int h = 1; h < PUW; h *= 2) {
-        for (int t = threadIdx.x; t < PUW / 2; t += PLT) {
-            const int w = (t / h) * 2 * h + t % h;
-            x[w] ^= x[w + h];
-        }
+        polar_across_words(x, PUW, h, threadIdx.x, PLT);
         __syncthreads();
     }
 }

@@ -15,12 +15,6 @@
 
 using namespace link;
 
-#if LLR_F32
-typedef float llr_t;
-#else
-typedef i8 llr_t;
-#endif
-
 __constant__ u8 rsc_next[2 * TS] = {TNEXT};
 __constant__ u8 rsc_par[2 * TS] = {TPAR};
 __constant__ u8 rsc_tail[TS] = {TTAILIN};

@@ -14,13 +14,20 @@ use std::ffi::CString;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// `#include "x"` of an embedded file replaced by its text, so that NVRTC needs
-/// no include path.
+/// no include path; each file's text once, as `#pragma once` would have it
+/// (a kernel may include two headers that both include `common.cuh`).
 fn expand(file: &str) -> anyhow::Result<String> {
+    expand_once(file, &mut std::collections::HashSet::new())
+}
+
+fn expand_once(file: &str, seen: &mut std::collections::HashSet<String>) -> anyhow::Result<String> {
     let text = source(file).ok_or_else(|| anyhow::anyhow!("kernel source {file} is not embedded"))?;
+    seen.insert(file.to_string());
     let mut out = String::with_capacity(text.len());
     for line in text.lines() {
         match line.trim().strip_prefix("#include \"").and_then(|r| r.strip_suffix('"')) {
-            Some(inc) => out.push_str(&expand(inc)?),
+            Some(inc) if seen.contains(inc) => {}
+            Some(inc) => out.push_str(&expand_once(inc, seen)?),
             None => out.push_str(line),
         }
         out.push('\n');
@@ -140,5 +147,7 @@ mod tests {
         let s = super::expand("conv.cu").unwrap();
         assert!(!s.contains("#include \"common.cuh\""));
         assert!(s.contains("typedef signed char i8;"));
+        // Through link.cuh and polar.cuh both: the shared header's text once.
+        assert_eq!(super::expand("polar_link.cu").unwrap().matches("typedef signed char i8;").count(), 1);
     }
 }

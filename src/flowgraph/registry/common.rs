@@ -3,7 +3,7 @@
 
 use super::super::assembly::{Assembly, Node};
 use super::super::params::{Access, Args, Literal, Param, ParamType};
-use super::groups::{CHANNEL_BACKEND, CODE, LLR, SEED, build_decoder, by_llr, channel_backend, llr_type, same_llr_in_out};
+use super::groups::{CHANNEL_BACKEND, CODE, LLR, SEED, build_on_backend, by_llr, channel_backend, llr_type, same_llr_in_out};
 use super::{Kind, Ports, StreamType, io};
 use super::super::family::cutter;
 use crate::blocks::{Awgn, BerSink, BerStop, BpskAwgn, BpskMapper, FileFormat, FileSink, FileSource, Framer, LlrDemapper, Pod, Quantize, RandomBits, Reporting, ThroughputProbe};
@@ -116,7 +116,7 @@ pub(super) const KINDS: &[Kind] = &[
                     None => a.about("ebn0_db", Quantizer::matched(variance))?,
                 };
                 let ((backend, device), seed) = (channel_backend(a, asm)?, a.count("seed")?);
-                let (block, choice) = build_decoder(a, asm, backend, || BpskAwgn::<T>::on(backend, device, ebn0, rate, seed, quantizer))?;
+                let (block, choice) = build_on_backend(a, asm, backend, || BpskAwgn::<T>::on(backend, device, ebn0, rate, seed, quantizer))?;
                 asm.note_placement(format!("channel '{}': backend {choice}", asm.name));
                 asm.add(block.report_to(&asm.errors))
             }

@@ -190,10 +190,10 @@ fn backend(a: &Args, asm: &Assembly) -> anyhow::Result<Backend> {
     }
 }
 
-/// Build a decoder (or another block with a backend) with `build`; when it
+/// Build a block that runs on `backend` (a decoder, a channel) with `build`; when it
 /// fails, blame the command line if it forced the backend, else the block's
 /// `backend` field (the other fields were checked before).
-pub(super) fn build_decoder<D>(a: &Args, asm: &Assembly, backend: Backend, build: impl FnOnce() -> anyhow::Result<D>) -> anyhow::Result<D> {
+pub(super) fn build_on_backend<D>(a: &Args, asm: &Assembly, backend: Backend, build: impl FnOnce() -> anyhow::Result<D>) -> anyhow::Result<D> {
     build().map_err(|e| match asm.backend {
         Some(b) => anyhow::anyhow!("--backend {b}: {e:#}"),
         None => a.invalid("backend", format!("{backend}: {e:#}")),

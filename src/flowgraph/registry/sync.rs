@@ -7,7 +7,7 @@
 use super::super::assembly::{Assembly, Node};
 use super::super::family::{DecoderBuild, Family, FamilyChain, boxed, downcast, resolve};
 use super::super::params::{Args, Literal, Param, ParamType};
-use super::groups::{BACKEND, CODE, DECODER_BLOCK, SEED, backend_options, build_decoder, decoder_options, decoder_ports};
+use super::groups::{BACKEND, CODE, DECODER_BLOCK, SEED, backend_options, build_on_backend, decoder_options, decoder_ports};
 use super::{Kind, StreamType, io};
 use crate::blocks::{BsidChannel, Reporting, SyncDecoder, SyncEncoder};
 use crate::codes::channel::{Quantizer, noise_variance};
@@ -129,7 +129,7 @@ fn add_decoder<T: Received + CpuSample>(a: &Args, asm: &mut Assembly, quantized:
     let block_options = decoder_options(a)?;
     let input_scale = if quantized { a.about("items", llr_channel(chain))?.1.scale() } else { 1.0 };
     let build = DecoderBuild { options: backend_options(a, asm)?, input_scale, soft: block_options.soft };
-    let (decoder, choice) = build_decoder(a, asm, build.options.backend, || {
+    let (decoder, choice) = build_on_backend(a, asm, build.options.backend, || {
         sync_decoder::<T>(chain.code(), chain.params(), chain.stream_config(), build.input_scale, build.soft, &build.options)
     })?;
     // A GPU decodes one frame per launch unless the frames of a batch go together.

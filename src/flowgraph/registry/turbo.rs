@@ -7,7 +7,7 @@
 use super::super::assembly::{Assembly, Node};
 use super::super::family::{DecoderBuild, Family, FamilyChain, boxed, decoder, downcast, resolve};
 use super::super::params::{Args, Param, ParamType};
-use super::groups::{BACKEND, CODE, DECODER_BLOCK, LLR, backend_options, build_decoder, by_llr, decoder_options, decoder_ports, llr_type, input_cutter};
+use super::groups::{BACKEND, CODE, DECODER_BLOCK, LLR, backend_options, build_on_backend, by_llr, decoder_options, decoder_ports, llr_type, input_cutter};
 use super::{Kind, StreamType, io};
 use crate::blocks::{Reporting, TransportEncoder, TurboDecoder, TurboEncoder};
 use crate::codes::encode::Encoder;
@@ -83,7 +83,7 @@ fn add_decoder<T: Llr>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
     };
     let build = DecoderBuild { options: backend_options(a, asm)?, input_scale, soft: block_options.soft };
     let cutter = input_cutter::<T>(a, code.as_ref())?;
-    let (decoder, choice) = build_decoder(a, asm, build.options.backend, || decoder::<T>(code.as_ref(), &build))?;
+    let (decoder, choice) = build_on_backend(a, asm, build.options.backend, || decoder::<T>(code.as_ref(), &build))?;
     let block = a.whole(TurboDecoder::build(decoder, cutter, block_options))?.report_to(&asm.errors);
     asm.note_decoder(choice, block.describe(), block.stats());
     asm.add(block)
