@@ -225,6 +225,11 @@ mod tests {
                 let mut info = Vec::new();
                 check.attach(&payload, &mut info).unwrap();
                 assert_eq!(syndrome(&info), target);
+                // The parity attached is the payload columns' XOR with the constant.
+                let parity = payload.iter().zip(check.payload_columns()).filter(|(b, _)| **b == 1).fold(target, |s, (_, c)| s ^ c);
+                let mut c = vec![0u8; check.k()];
+                check.deinterleave(&info, &mut c);
+                assert_eq!(tail(&c[check.payload_len()..]), parity);
                 let flip = rng.random_range(0..check.k());
                 info[flip] ^= 1;
                 assert_eq!(syndrome(&info) == target, check.passes(&info));

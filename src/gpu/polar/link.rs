@@ -439,3 +439,48 @@ fn info_slots(check: Option<&InfoCheck>, k: usize) -> Vec<u32> {
 pub fn compile_polar_link_kernel<T: Llr>(frames: &PolarFrames, arch: &str) -> anyhow::Result<()> {
     compile_cubin("polar_link.cu", arch, &layout::<T>(&Shape::of(frames)).0).map(drop)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codes::polar::PolarSettings;
+    use crate::codes::settings::Settings;
+
+    fn shape(settings: serde_json::Value) -> Shape {
+        Shape::of(serde_json::from_value::<PolarSettings>(settings).unwrap().resolve().unwrap().frames())
+    }
+
+    /// The table the kernels read: c's bits land where the check's
+    /// interleaver puts them, and each coded bit's sent indices are the
+    /// map's, ascending, with the shortened bits marked.
+    #[test]
+    fn the_link_table_is_the_host_chain_s() {
+        for s in [
+            serde_json::json!({ "k": 39, "e": 100, "message": "dci", "rnti": 17 }),
+            serde_json::json!({ "k": 39, "e": 432, "message": "dci" }),
+            serde_json::json!({ "k": 16, "e": 300 }),
+            serde_json::json!({ "k": 401, "e": 1201 }),
+            serde_json::json!({ "n": 256, "k": 128, "crc": "crc11" }),
+        ] {
+            let shape = shape(s.clone());
+            let (defines, t) = layout::<i8>(&shape);
+            let at = |name: &str| defines.iter().find(|(k, _)| k == name).unwrap().1.parse::<usize>().unwrap();
+            let (spec, k, n) = (&shape.spec, shape.spec.code().k(), shape.spec.n());
+            // Information bit slot cidx(i) holds c_i: the check's order maps it back.
+            let cidx = &t[at("T_CIDX")..at("T_CIDX") + k];
+            match spec.check().and_then(InfoCheck::order) {
+                Some(order) => assert!((0..k).all(|i| usize::from(order[cidx[i] as usize]) == i), "{s}"),
+                None => assert!((0..k).all(|i| cidx[i] as usize == i), "{s}"),
+            }
+            assert_eq!(&t[at("T_PC")..at("T_PC") + at("PNPC")], spec.code().parity(), "{s}");
+            let Some(rm) = &shape.rm else { continue };
+            let (start, sent) = (&t[at("T_RSTART")..at("T_RSTART") + n + 1], &t[at("T_RIDX")..at("T_RIDX") + rm.e()]);
+            for j in 0..n {
+                let want: Vec<u32> = (0..rm.e() as u32).filter(|&i| usize::from(rm.map()[i as usize]) == j).collect();
+                assert_eq!(&sent[start[j] as usize..start[j + 1] as usize], &want[..], "{s}: coded bit {j}");
+                let short = t[at("T_SHORT") + j / 32] >> (j % 32) & 1 == 1;
+                assert_eq!(short, rm.shortened().any(|x| x == j), "{s}: coded bit {j}");
+            }
+        }
+    }
+}
