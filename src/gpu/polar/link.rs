@@ -327,7 +327,10 @@ impl<T: Llr> UnitBatches for PolarBatches<T> {
 
     fn describe(&self) -> String {
         let encoder = match &self.shape.rm {
-            Some(rm) => format!("5G polar encoder ({} blocks of {}, {})", self.shape.c, self.shape.spec.describe(), rm.selection().name()),
+            Some(rm) => {
+                let blocks = if self.shape.c > 1 { format!("{} blocks of ", self.shape.c) } else { String::new() };
+                format!("5G polar chain ({blocks}{}, {}, rate recovery)", self.shape.spec.describe(), rm.selection().name())
+            }
             None => format!("polar encoder ({})", self.shape.spec.describe()),
         };
         device_link_line(&crate::codes::decode::BatchDecoder::describe(&self.decoder), &encoder, T::NAME)
