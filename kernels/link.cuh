@@ -101,6 +101,13 @@ __device__ __forceinline__ i8 quantize(float llr, float scale) {
 // Floor division for signed stream positions.
 __device__ __forceinline__ long long floor_div(long long a, long long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
+// The standard normal of noise sample g ≥ 0 alone (row (g mod 64) / 16 of
+// lane g mod 16 of its group): for a sample read out of order (a rate
+// matched code's recovery); `send_llrs` gives whole blocks' four at once.
+__device__ __forceinline__ float normal_of(long long g, Key key) {
+    return row(normals(16 * (u64)(g >> 6) + (u64)(g & 15), key), (int)((g >> 4) & 3));
+}
+
 // A channel LLR as the decoder takes it: f32 as it is, i8 quantized.
 __device__ __forceinline__ void store_llr(float* d, float llr, float) { *d = llr; }
 __device__ __forceinline__ void store_llr(i8* d, float llr, float scale) { *d = quantize(llr, scale); }

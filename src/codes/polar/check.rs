@@ -135,6 +135,22 @@ impl InfoCheck {
     /// mod g; a parity bit adds its own place; the leading ones and the
     /// mask are the constant.)
     pub fn syndrome_columns(&self) -> (Vec<u32>, u32) {
+        let l = self.crc.width();
+        let payload = self.payload_columns();
+        // c's columns: the payload's, then the parity bits, p_0 the most significant.
+        let c: Vec<u32> = payload.into_iter().chain((0..l).rev().map(|j| 1u32 << j)).collect();
+        let columns = match &self.order {
+            None => c,
+            Some(order) => order.iter().map(|&o| c[usize::from(o)]).collect(),
+        };
+        (columns, self.xor)
+    }
+
+    /// The payload's columns in c's order: the CRC's parity of a payload
+    /// of K − L bits is the XOR of the columns of its bits that are 1, so
+    /// that the parity an encoder attaches is that XOR with the constant of
+    /// [`Self::syndrome_columns`] (the device link's encoder computes it so).
+    pub(crate) fn payload_columns(&self) -> Vec<u32> {
         let (l, p) = (self.crc.width(), self.payload_len());
         let top = 1u64 << l;
         // D^(L+n) mod g for n = 0, 1, …: the parity of a 1 followed by n zeros.
@@ -147,13 +163,12 @@ impl InfoCheck {
                 r ^= top | u64::from(self.crc.poly());
             }
         }
-        // c's columns: the payload's, then the parity bits, p_0 the most significant.
-        let c: Vec<u32> = payload.into_iter().chain((0..l).rev().map(|j| 1u32 << j)).collect();
-        let columns = match &self.order {
-            None => c,
-            Some(order) => order.iter().map(|&o| c[usize::from(o)]).collect(),
-        };
-        (columns, self.xor)
+        payload
+    }
+
+    /// Π, where c is placed into u interleaved: position k of c' holds c_{Π(k)}.
+    pub(crate) fn order(&self) -> Option<&[u16]> {
+        self.order.as_deref()
     }
 
     /// The payload of `info` (values in u's order c': bits, or their soft
@@ -210,6 +225,11 @@ mod tests {
                 let mut info = Vec::new();
                 check.attach(&payload, &mut info).unwrap();
                 assert_eq!(syndrome(&info), target);
+                // The parity attached is the payload columns' XOR with the constant.
+                let parity = payload.iter().zip(check.payload_columns()).filter(|(b, _)| **b == 1).fold(target, |s, (_, c)| s ^ c);
+                let mut c = vec![0u8; check.k()];
+                check.deinterleave(&info, &mut c);
+                assert_eq!(tail(&c[check.payload_len()..]), parity);
                 let flip = rng.random_range(0..check.k());
                 info[flip] ^= 1;
                 assert_eq!(syndrome(&info) == target, check.passes(&info));

@@ -102,6 +102,11 @@ impl NrPolar {
         self.blocks * self.rm.e()
     }
 
+    /// Zeros in front of the payload in the first block (UCI filler).
+    pub(crate) fn lead(&self) -> usize {
+        self.lead
+    }
+
     /// Code blocks (1, or 2 for long UCI).
     pub fn blocks(&self) -> usize {
         self.blocks
