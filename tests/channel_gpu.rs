@@ -48,6 +48,32 @@ fn the_gpu_channel_sends_the_host_channels_llrs() {
 }
 
 #[test]
+fn llrs_read_and_written_in_place_are_the_host_channels() {
+    if !common::have_gpu("llrs_read_and_written_in_place_are_the_host_channels") {
+        return;
+    }
+    // Buffers kept for the whole run and refilled call after call, as a
+    // stream's: the device reads the bits and writes the LLRs in place.
+    let q = Quantizer::matched(noise_variance(0.5, 1.0 / 3.0).unwrap()).unwrap();
+    let mut host = BpskAwgn::<i8>::with_quantizer(0.5, 1.0 / 3.0, 11, q).unwrap();
+    let mut gpu = GpuBpskAwgn::<i8>::new(0, 0.5, 1.0 / 3.0, 11, q).unwrap();
+    gpu.set_in_place(true);
+    const N: usize = 9_000_001;
+    let mut b = vec![0u8; N];
+    let (mut want, mut got) = (vec![0i8; N], vec![-128i8; N]);
+    for (c, n) in [N, 4_194_304, 123_457, 1, N - 5].into_iter().enumerate() {
+        b[..n].copy_from_slice(&bits(n, 100 + c as u64));
+        got[..n].fill(-128);
+        host.transmit_into(&b[..n], &mut want[..n]).unwrap();
+        gpu.transmit_into(&b[..n], &mut got[..n]).unwrap();
+        if let Some(j) = (0..n).find(|&j| want[j] != got[j]) {
+            panic!("call {c} ({n} bits) differs first at {j}: host {}, GPU {}", want[j], got[j]);
+        }
+    }
+    gpu.release();
+}
+
+#[test]
 fn a_bad_channel_bit_is_refused_as_on_the_host() {
     if !common::have_gpu("a_bad_channel_bit_is_refused_as_on_the_host") {
         return;

@@ -64,7 +64,12 @@ impl<T: Llr + CpuSample> BpskAwgn<T> {
     pub fn on(backend: Backend, device: usize, ebn0_db: f64, rate: f64, seed: u64, quantizer: Quantizer) -> anyhow::Result<(Self, Choice)> {
         let (engine, choice) = select(
             backend,
-            || Ok(Engine::Gpu(Box::new(GpuBpskAwgn::new(device, ebn0_db, rate, noise_seed(seed), quantizer)?))),
+            || {
+                let mut gpu = GpuBpskAwgn::new(device, ebn0_db, rate, noise_seed(seed), quantizer)?;
+                // The block's bits and LLRs lie in stream buffers, which live until `release`.
+                gpu.set_in_place(true);
+                Ok(Engine::Gpu(Box::new(gpu)))
+            },
             || Ok(Engine::Host(channel::BpskAwgn::with_quantizer(ebn0_db, rate, noise_seed(seed), quantizer)?)),
         )?;
         Ok((Self::with(engine), choice))

@@ -5,12 +5,14 @@
 //! A chain that simulates the channel spends most of its host cores on the
 //! noise (three normals per information bit at rate 1/3, each a Philox block
 //! share and a Box–Muller pair); on the GPU the same numbers cost the host one
-//! copy. The channel bits go to the device from where they lie in the stream
-//! buffer (page-locked in place, as the decoders' inputs; staged where the
-//! driver refuses), are checked there, and the LLRs come back through pinned
-//! memory. Pieces of a call alternate between two streams, so that one
-//! piece's copy in overlaps the last one's copy out and the host's copy of
-//! its LLRs.
+//! copy. Where the caller's bits and LLRs lie in stream buffers
+//! ([`GpuBpskAwgn::set_in_place`], as the block's do), the bits go to the
+//! device from where they lie and the LLRs come back straight into their
+//! place (both page-locked in place, the LLRs' pages shared with the decoder
+//! that reads them next; staged where the driver refuses); otherwise both go
+//! through pinned memory. The bits are checked on the device. Pieces of a
+//! call alternate between two streams, so that one piece's copy in overlaps
+//! the last one's copy out and the host's copy of its LLRs.
 
 use super::compile::kernels;
 use super::device::{context, cuda};
@@ -43,6 +45,8 @@ struct Slot<T: Copy> {
     done: Event,
     /// Offset in the call's output and length of the piece in flight.
     pending: Option<(usize, usize)>,
+    /// The piece's LLRs go straight into the call's output (else through `llrs`).
+    direct: bool,
 }
 
 /// BPSK over AWGN to `T` LLRs on one GPU, the host channel's numbers (see
@@ -66,6 +70,8 @@ pub struct GpuBpskAwgn<T: Llr> {
     registered: Registered,
     /// Stream position of the next channel bit.
     position: u64,
+    /// The caller's output is memory it keeps mapped until [`Self::release`].
+    in_place: bool,
 }
 
 impl<T: Llr> GpuBpskAwgn<T> {
@@ -88,9 +94,18 @@ impl<T: Llr> GpuBpskAwgn<T> {
                 bad: PinnedBuf::new(&ctx, 1, false)?,
                 done: Event::new(&ctx)?,
                 pending: None,
+                direct: false,
             })
         };
-        Ok(Self { kernel, point, slots: [slot()?, slot()?], registered: Registered::new(&ctx), position: 0, ctx })
+        Ok(Self { kernel, point, slots: [slot()?, slot()?], registered: Registered::new(&ctx), position: 0, in_place: false, ctx })
+    }
+
+    /// Whether the caller's bits and LLRs lie in memory it keeps mapped until
+    /// [`Self::release`] (stream buffers): the device then reads the bits and
+    /// writes the LLRs there itself, page-locked in place, with no host
+    /// copy; otherwise both go through pinned memory.
+    pub fn set_in_place(&mut self, yes: bool) {
+        self.in_place = yes;
     }
 
     /// The LLRs of `bits` (0/1; anything else is an error naming the first
@@ -123,18 +138,21 @@ impl<T: Llr> GpuBpskAwgn<T> {
     fn run(&mut self, bits: &[u8], out: &mut [T], bad: &mut Option<usize>) -> anyhow::Result<()> {
         for (k, piece) in bits.chunks(PIECE).enumerate() {
             finish(&mut self.slots[k % 2], out, bad)?;
-            self.queue(k % 2, k * PIECE, piece)?;
+            let at = k * PIECE;
+            self.queue(k % 2, at, piece, &mut out[at..at + piece.len()])?;
         }
         Ok(())
     }
 
     /// Copy `piece`, the call's bits from `at` on, in, transmit it and copy
-    /// its LLRs out on slot `s`'s stream.
-    fn queue(&mut self, s: usize, at: usize, piece: &[u8]) -> anyhow::Result<()> {
+    /// its LLRs out on slot `s`'s stream: into `llrs`, their place in the
+    /// output, where that is page-locked in place, else into pinned memory.
+    fn queue(&mut self, s: usize, at: usize, piece: &[u8], llrs: &mut [T]) -> anyhow::Result<()> {
         let slot = &mut self.slots[s];
         let stream = slot.stream.cu_stream();
         let len = piece.len();
-        match self.registered.pieces(piece.as_ptr() as usize, len) {
+        let lying = if self.in_place { self.registered.pieces(piece.as_ptr() as usize, len, false, true) } else { None };
+        match lying {
             Some(ranges) => {
                 let base = piece.as_ptr() as usize;
                 for r in ranges {
@@ -173,8 +191,26 @@ impl<T: Llr> GpuBpskAwgn<T> {
         // SAFETY: link_bpsk_awgn_*(const u8*, T*, u64*, u64, u64, u32, u32, float, float, float)
         // over `len` items of PIECE-item buffers; one thread per (group, lane).
         unsafe { launch(&self.kernel, 16 * groups as u64, stream, &mut params, "channel kernel") }?;
-        // SAFETY: `len` LLRs and the bad index into pinned buffers, read after `done`.
-        unsafe { result::memcpy_dtoh_async(&mut slot.llrs.as_mut_slice()[..len], slot.dev_llrs.ptr(), stream) }.map_err(cuda("device→host copy"))?;
+        let item = size_of::<T>();
+        let direct = if self.in_place { self.registered.pieces(llrs.as_ptr() as usize, len * item, true, true) } else { None };
+        slot.direct = direct.is_some();
+        match direct {
+            Some(ranges) => {
+                let base = llrs.as_ptr() as usize;
+                for r in ranges {
+                    // Registrations start and end on page boundaries, which items never straddle.
+                    let (from, to) = ((r.start - base) / item, (r.end - base) / item);
+                    // SAFETY: the range lies in `llrs` and in one writable registration;
+                    // the call waits for the copy (`finish`) before it returns.
+                    unsafe { result::memcpy_dtoh_async(&mut llrs[from..to], slot.dev_llrs.ptr() + (from * item) as u64, stream) }
+                        .map_err(cuda("device→host copy"))?;
+                }
+            }
+            // SAFETY: `len` LLRs into the pinned buffer, read after `done`.
+            None => unsafe { result::memcpy_dtoh_async(&mut slot.llrs.as_mut_slice()[..len], slot.dev_llrs.ptr(), stream) }
+                .map_err(cuda("device→host copy"))?,
+        }
+        // SAFETY: the bad index into its pinned word, read after `done`.
         unsafe { result::memcpy_dtoh_async(slot.bad.as_mut_slice(), slot.dev_bad.ptr(), stream) }.map_err(cuda("device→host copy"))?;
         slot.done.record(stream)?;
         slot.pending = Some((at, len));
@@ -183,11 +219,13 @@ impl<T: Llr> GpuBpskAwgn<T> {
 }
 
 /// Wait for the slot's piece, if any, copy its LLRs to their place in `out`
-/// and keep the least bad index seen.
+/// (unless the device wrote them there) and keep the least bad index seen.
 fn finish<T: Llr>(slot: &mut Slot<T>, out: &mut [T], bad: &mut Option<usize>) -> anyhow::Result<()> {
     if let Some((at, len)) = slot.pending.take() {
         slot.done.wait()?;
-        par_copy(&slot.llrs.as_slice()[..len], &mut out[at..at + len]);
+        if !slot.direct {
+            par_copy(&slot.llrs.as_slice()[..len], &mut out[at..at + len]);
+        }
         let b = slot.bad.as_slice()[0];
         if b != u64::MAX {
             let i = at + b as usize;

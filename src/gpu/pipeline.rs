@@ -407,7 +407,7 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
         // Sizes first: nothing is locked for a batch that cannot go.
         self.check_slot(std::mem::size_of_val(input), out_len, status_len)?;
         let item = std::mem::size_of::<I>();
-        let Some(pieces) = self.registered.pieces(input.as_ptr() as usize, std::mem::size_of_val(input)) else {
+        let Some(pieces) = self.registered.pieces(input.as_ptr() as usize, std::mem::size_of_val(input), false, true) else {
             return Ok(false);
         };
         let base = input.as_ptr() as usize;
