@@ -28,9 +28,36 @@
 //! in its last bit only where the f64 value lies within an ulp of an f32
 //! rounding boundary, about once in 2^29 samples.
 //!
-//! A stream's windows (`framing = "stream"`) start where the decoder found
-//! the last frame's end, one frame after another: refused, they run on the
-//! host (see [`refuse`]).
+//! A stream's windows (`framing = "stream"`, the default) are refused and
+//! run on the host (see [`refuse`]). Why, and what they would take:
+//! - The host model is one received stream per point, cut by a
+//!   `WindowCutter`: frame k's window starts where the decoding of frame
+//!   k − 1 said that frame ended (`cutter.learn(report.consumed)`), so the
+//!   windows form one chain through the decoder. Ported as it is, the device
+//!   would decode one unit per launch, one CTA on a GPU of over a hundred
+//!   SMs, with a launch and a dependent step per frame: no faster than the
+//!   CPU decoder, so not worth a port.
+//! - Exact and fast needs a different host model: S independent streams
+//!   side by side (stream s carrying frames s, s + S, s + 2S, …, each with
+//!   its own cutter and its own received positions, so its own AWGN sample
+//!   numbers, e.g. sample p of stream s under a key of (seed, s)), decoded
+//!   in lockstep, one window per stream a step, counted in frame order so
+//!   the tally's stop rule falls where the host's does, and one spare frame
+//!   a stream after the last counted (each last window as full as any
+//!   other). That is an additive `SyncLink` mode (`streams: S`) in
+//!   `codes/sync/link.rs`, statistically the same curve as one stream but
+//!   not the same counts.
+//! - Its device twin: the BSID events stay keyed by frame (input j of frame
+//!   f is Philox block f·τ + j, as here), each frame's received length
+//!   comes from `sync_link_lens`, a stream's received positions are the
+//!   running sums of its own frames' lengths, and a step writes for each
+//!   stream the received bits [start, start + window) of its current frame
+//!   and the next ones, regenerated from their events (no ring buffer),
+//!   decodes the S windows as one batch (`GpuSync::resident`), then a small
+//!   kernel moves each stream's start on by the unit's consumed word (on
+//!   the device, no round trip) and counts the S frames. Host work per step
+//!   is a few launches; S would be the decoder's batch (waves of resident
+//!   CTAs), so a step costs about what a batch of whole frames does.
 
 use super::GpuSync;
 use crate::codes::decode::{BatchDecoder, UnitReport};
