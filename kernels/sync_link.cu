@@ -15,7 +15,16 @@
 // - a frame's received bits go to its unit of the decoder's staged input as
 //   the receiver metric's weights (`receiver_weights`: of a hard bit they are
 //   one of two pairs, made on the host) after its length, zeros after them,
-//   as `gpu/sync/mod.rs`'s `stage` writes them.
+//   as `gpu/sync/mod.rs`'s `stage` writes them;
+// - with LLRs (`BsidAwgn`: soft modes 1, i8, and 2, f32), received bit p of
+//   a frame is noise sample g = (bits the channel output before the frame) + p
+//   of the AWGN's own key (link.cuh's `normal_of`): its LLR is link.cuh's
+//   `channel_llr`, for i8 quantized (`quantize`) and its weights looked up in
+//   the table of the 255 values (made on the host by `receiver_weights`), for
+//   f32 its weights computed here as `receiver_weights` computes them. The
+//   bits output before each frame come from `sync_link_lens` (each frame's
+//   length) and `sync_link_starts` (their running sum over the point, one
+//   word on the device carried from batch to batch).
 #include "link.cuh"
 
 using namespace link;
@@ -44,6 +53,41 @@ struct HardWeights {
     float w0_zero, dw_zero, w0_one, dw_one;
 };
 
+// The AWGN after the BSID events: mode 0 none (hard bits), 1 i8 LLRs, 2 f32
+// LLRs; the noise's key, σ, the LLR gain and the quantizer's scale (for f32
+// LLRs 1: the decoder divides by it); Pt and Ps of the receiver metric (f32
+// LLRs); the weights (Q(y|0), Q(y|1) − Q(y|0)) of i8 LLR v at v + 127.
+struct SoftChannel {
+    u32 mode, nk0, nk1;
+    float sigma, gain, scale;
+    double pt, ps;
+    float w0[255], dw[255];
+};
+static_assert(sizeof(SoftChannel) == 2080, "SoftChannel as link.rs lays it out: pt at byte 24, w0 at 40");
+
+// The receiver metric's weights of an f32 LLR, as `receiver_weights` makes
+// them (`llr_p_zero`: clamped to ±30 (LLR_CLAMP), 1 / (1 + e^−l) in f64;
+// every operation rounded on its own).
+__device__ __forceinline__ void soft_weights(float llr, const SoftChannel& sc, float* w0, float* dw) {
+    const float l = fminf(fmaxf(__fdiv_rn(llr, sc.scale), -30.0f), 30.0f);
+    const double p0 = __ddiv_rn(1.0, __dadd_rn(1.0, exp(-(double)l)));
+    const double p1 = __dsub_rn(1.0, p0);
+    const double keep = __dsub_rn(1.0, sc.ps);
+    const double sent0 = __dmul_rn(sc.pt, __dadd_rn(__dmul_rn(keep, p0), __dmul_rn(sc.ps, p1)));
+    const double sent1 = __dmul_rn(sc.pt, __dadd_rn(__dmul_rn(keep, p1), __dmul_rn(sc.ps, p0)));
+    *w0 = __double2float_rn(sent0);
+    *dw = __fsub_rn(__double2float_rn(sent1), __double2float_rn(sent0));
+}
+
+// How many bits the channel outputs for input t (`Thresholds::outputs`).
+__device__ __forceinline__ u32 outputs_of(u64 t, Key key, const BsidEvents& ev) {
+    const uint4 w = philox(t, key);
+    u32 inserted = 0;
+#pragma unroll
+    for (int e = 0; e < 32; e++) inserted += (unsigned long long)w.x < ev.insert[e] ? 1u : 0u;
+    return inserted + ((unsigned long long)w.y >= ev.del ? 1u : 0u);
+}
+
 // Information bit at stream position p of the words whose bit 0 is position info_first.
 __device__ __forceinline__ u32 info_bit(const u32* __restrict__ info, long long p) { return (info[p >> 5] >> (p & 31)) & 1u; }
 
@@ -70,13 +114,51 @@ __device__ u32 cta_exclusive_sum(u32 v, u32* total) {
     return before + x - v;
 }
 
+// lens[f]: how many bits the channel outputs for frame first_frame + f, for
+// f < frames (soft modes, before `sync_link_starts`).
+extern "C" __global__ void __launch_bounds__(SL_NT) sync_link_lens(u32 frames, long long first_frame, u32 tau, u32 k0, u32 k1, BsidEvents ev,
+                                                                 u32* __restrict__ lens) {
+    const u32 f = blockIdx.x;
+    if (f >= frames) return;
+    const long long frame = first_frame + f;
+    u32 out = 0;
+    for (u32 j = threadIdx.x; j < tau; j += SL_NT) out += outputs_of((u64)(frame * tau + j), Key{k0, k1}, ev);
+    u32 total;
+    cta_exclusive_sum(out, &total);
+    if (threadIdx.x == 0) lens[f] = total;
+}
+
+// starts[f] = *base + lens[0] + … + lens[f − 1] (base taken as 0 when
+// `reset`: a point's first batch), then *base += every len: the noise sample
+// of each frame's first received bit. One CTA.
+extern "C" __global__ void __launch_bounds__(SL_NT) sync_link_starts(const u32* __restrict__ lens, u32 frames, unsigned long long* __restrict__ base,
+                                                                   u32 reset, unsigned long long* __restrict__ starts) {
+    __shared__ unsigned long long run;
+    if (threadIdx.x == 0) run = reset ? 0ull : *base;
+    __syncthreads();
+    for (u32 f0 = 0; f0 < frames; f0 += SL_NT) {
+        const u32 f = f0 + threadIdx.x;
+        u32 total;
+        const u32 before = cta_exclusive_sum(f < frames ? lens[f] : 0u, &total);
+        if (f < frames) starts[f] = run + before;
+        __syncthreads();
+        if (threadIdx.x == 0) run += total;
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) *base = run;
+}
+
 // units + f·pitch: frame first_frame + f's received length (as float bits,
 // at most `window`) and its weights, for f < frames; lens[f] its true length.
+// With soft input (sc.mode ≠ 0) its received bit p is noise sample
+// starts[f] + p.
 extern "C" __global__ void __launch_bounds__(SL_NT) sync_link_frames(float* __restrict__ units, unsigned long long pitch, u32 window, u32 frames,
                                                                    long long first_frame, const u32* __restrict__ info, long long info_first,
                                                                    const u32* __restrict__ books, SyncShape c, u32 k0, u32 k1, BsidEvents ev,
-                                                                   HardWeights hw, u32* __restrict__ lens) {
+                                                                   HardWeights hw, u32* __restrict__ lens, const unsigned long long* __restrict__ starts,
+                                                                   SoftChannel sc) {
     __shared__ u32 written;
+    __shared__ float table[2][255];
     const u32 f = blockIdx.x;
     if (f >= frames) return;
     const long long frame = first_frame + f;
@@ -85,6 +167,13 @@ extern "C" __global__ void __launch_bounds__(SL_NT) sync_link_frames(float* __re
     float* w0 = dst + SL_HEAD;
     float* dw = w0 + window;
     if (threadIdx.x == 0) written = 0;
+    if (sc.mode == 1) {
+        for (int v = threadIdx.x; v < 255; v += SL_NT) {
+            table[0][v] = sc.w0[v];
+            table[1][v] = sc.dw[v];
+        }
+    }
+    const unsigned long long g0 = sc.mode != 0 ? starts[f] : 0ull;
     __syncthreads();
     for (u32 j0 = 0; j0 < tau; j0 += SL_NT) {
         const u32 j = j0 + threadIdx.x;
@@ -109,8 +198,19 @@ extern "C" __global__ void __launch_bounds__(SL_NT) sync_link_frames(float* __re
             const u32 p = at + e;
             if (p >= window) break;
             const u32 y = e < inserted ? (w.w >> e) & 1u : bit;
-            w0[p] = y ? hw.w0_one : hw.w0_zero;
-            dw[p] = y ? hw.dw_one : hw.dw_zero;
+            if (sc.mode == 0) {
+                w0[p] = y ? hw.w0_one : hw.w0_zero;
+                dw[p] = y ? hw.dw_one : hw.dw_zero;
+                continue;
+            }
+            const float llr = channel_llr(y, normal_of((long long)(g0 + p), Key{sc.nk0, sc.nk1}), sc.sigma, sc.gain);
+            if (sc.mode == 1) {
+                const int v = (int)quantize(llr, sc.scale) + 127;
+                w0[p] = table[0][v];
+                dw[p] = table[1][v];
+            } else {
+                soft_weights(llr, sc, &w0[p], &dw[p]);
+            }
         }
         __syncthreads();
         if (threadIdx.x == 0) written += total;

@@ -35,6 +35,12 @@ const WORD: f64 = 4_294_967_296.0;
 /// samples and its events come from different Philox keys.
 const AWGN_SALT: u64 = 0x5851_f42d_4c95_7f2d;
 
+/// The seed of the AWGN of [`BsidAwgn`] made from `seed` (its events'
+/// seed): what a device twin of the channel keys its noise with.
+pub(crate) fn awgn_seed(seed: u64) -> u64 {
+    seed ^ AWGN_SALT
+}
+
 /// The probabilities of a BSID channel: insertion Pi, deletion Pd,
 /// substitution Ps of a transmitted bit.
 ///

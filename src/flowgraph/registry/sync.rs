@@ -198,13 +198,19 @@ impl FamilyChain for SyncChain {
         }
     }
 
-    /// Hard bits of whole frames on one GPU ([`DeviceSyncLink`]); LLRs and
-    /// a stream's windows are refused, saying why.
-    fn device_link(&self, _llr: LlrType, options: &BackendOptions) -> Option<anyhow::Result<Box<dyn Link>>> {
+    /// Whole frames on one GPU ([`DeviceSyncLink`]): hard bits when the
+    /// settings give no Eb/N0, else LLRs of `llr`; a stream's windows are
+    /// refused, saying why.
+    fn device_link(&self, llr: LlrType, options: &BackendOptions) -> Option<anyhow::Result<Box<dyn Link>>> {
         if options.pipeline.devices.is_some() {
             return Some(Err(anyhow::anyhow!("the device link runs on one GPU; with several, the decoder spreads over them and the channel runs on the host")));
         }
-        Some(DeviceSyncLink::new(self, options.pipeline.device).map(|l| Box::new(l) as Box<dyn Link>))
+        let device = options.pipeline.device;
+        Some(match (self.ebn0_db(), llr) {
+            (None, _) => DeviceSyncLink::<u8>::new(self, device).map(|l| Box::new(l) as Box<dyn Link>),
+            (Some(_), LlrType::I8) => DeviceSyncLink::<i8>::new(self, device).map(|l| Box::new(l) as Box<dyn Link>),
+            (Some(_), LlrType::F32) => DeviceSyncLink::<f32>::new(self, device).map(|l| Box::new(l) as Box<dyn Link>),
+        })
     }
 
     fn default_x(&self) -> anyhow::Result<f64> {
