@@ -128,7 +128,7 @@ impl NrPolar {
         self.a as f64 / self.e() as f64
     }
 
-    /// e.g. `DCI A=39 E=432: (256, 63) + CRC24C, shortening`.
+    /// e.g. `DCI A=39 E=216: (256, 63) + CRC24C, puncturing`.
     pub fn describe(&self) -> String {
         let what = match self.message {
             NrMessage::Uci => "UCI",
