@@ -70,7 +70,7 @@ pub struct GpuBpskAwgn<T: Llr> {
     registered: Registered,
     /// Stream position of the next channel bit.
     position: u64,
-    /// The caller's output is memory it keeps mapped until [`Self::release`].
+    /// The caller's bits and output lie in memory it keeps mapped until [`Self::release`].
     in_place: bool,
 }
 
