@@ -161,7 +161,7 @@ fn ber_rejects_bad_options_in_one_line() {
     rejected(&["ber", "ldpc", "--ebn0", "1"], "ldpc");
     // Where the channel runs: the device wants a GPU, and a family with a device link.
     fails(&ber(&["--channel", "device", "--backend", "cpu"]), &["--channel device", "--backend cpu"]);
-    fails(&["ber", "polar", "--ebn0", "2", "--k", "40", "--e", "100", "--channel", "device", "--backend", "gpu"], &["--channel device", "5G messages (--e) run on the host"]);
+    fails(&["ber", "polar", "--ebn0", "2", "--k", "40", "--e", "100", "--algorithm", "scl:8", "--channel", "device", "--backend", "gpu"], &["--channel device", "SCL L=8 runs on the host"]);
     fails(&["ber", "polar", "--ebn0", "2", "--algorithm", "sc", "--channel", "device", "--backend", "gpu"], &["--channel device", "SC runs on the host"]);
     if no_gpu() {
         fails(&ber(&["--channel", "device"]), &["--channel device: "]);
