@@ -230,7 +230,8 @@ fn the_sync_device_link_counts_what_its_host_model_counts() {
     // (q, n, N, Ps, Pi = Pd points, bits): the default shape, a small
     // alphabet in long frames, a wide one with substitutions; the CPU
     // decoder of the host model takes seconds at the noisiest points.
-    let cases: [(u64, u64, u64, f64, &[f64], u64); 3] =
+    type Case<'a> = (u64, u64, u64, f64, &'a [f64], u64);
+    let cases: [Case; 3] =
         [(32, 10, 210, 0.0, &[0.01, 0.03, 0.05], 100_000), (4, 5, 400, 0.0, &[0.01, 0.03], 100_000), (64, 12, 50, 0.01, &[0.02, 0.05], 60_000)];
     for (q, n, symbols, ps, points, bits) in cases {
         let c = chain(q, n, symbols, ps);

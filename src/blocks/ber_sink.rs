@@ -336,7 +336,7 @@ mod tests {
             aside.push(&bits);
             want.extend(&bits);
             aside.consume(take);
-            want.drain(..take as usize);
+            want.drain(..take);
             let (a, b) = aside.as_slices();
             assert_eq!([a, b].concat(), want.iter().copied().collect::<Vec<u8>>());
             assert_eq!(aside.len(), want.len());

@@ -87,7 +87,7 @@ impl Registered {
             let stop = match covering {
                 Some((lo, hi, can_write, stream)) => {
                     let mine = self.ranges.contains_key(&lo);
-                    if (writable && !can_write) || (!mine && !(shared && stream)) {
+                    if (writable && !can_write) || (!mine && (!shared || !stream)) {
                         return None;
                     }
                     if !mine {

@@ -354,7 +354,7 @@ mod tests {
             assert_eq!(wide, exact, "block {r}: f32 layouts of i8 LLRs hold the sums whole");
             assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "block {r}");
             assert_eq!(got_i8, want_i8, "block {r}");
-            assert!(want_i8.iter().any(|&l| l == 127) && want_i8.iter().any(|&l| l == -127), "saturated sums");
+            assert!(want_i8.contains(&127) && want_i8.contains(&-127), "saturated sums");
         }
     }
 

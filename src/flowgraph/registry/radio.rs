@@ -42,7 +42,7 @@ pub(super) const KINDS: &[Kind] = &[
         add: |a, asm| {
             fn add<T: WavItem>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
                 let block = a.about("path", SigmfSource::<T>::new(a.text("path")?, a.real_opt("sample_rate")?))?;
-                asm.note_recording(&a.text("path")?.to_string(), block.meta(), block.samples());
+                asm.note_recording(a.text("path")?, block.meta(), block.samples());
                 asm.add(block.report_to(&asm.errors))
             }
             match wav_stream(a)? {
@@ -66,7 +66,7 @@ pub(super) const KINDS: &[Kind] = &[
             fn add<T: WavItem>(a: &Args, asm: &mut Assembly) -> anyhow::Result<Node> {
                 let datatype = a.about("datatype", dsp::Datatype::parse(a.text("datatype")?))?;
                 let rate = a.real("sample_rate")?;
-                if !(rate > 0.0) {
+                if rate.is_nan() || rate <= 0.0 {
                     return Err(a.invalid("sample_rate", format!("{rate} Hz is not a rate above 0")));
                 }
                 let meta = dsp::SigmfMeta { datatype, sample_rate: rate, frequency: a.real_opt("frequency")?, recorder: None };

@@ -297,7 +297,7 @@ impl<T: Received> GpuSync<T> {
         let packed = Cta { threads: threads as u32, smem: shape.smem_bytes(threads) as u32, sms: device.sms as usize };
         let wide_threads = (shape.states * shape.q).next_multiple_of(32).min(most.min(MAX_CTA) as usize / 32 * 32).max(32);
         let wide = Cta { threads: wide_threads as u32, smem: shape.smem_bytes(wide_threads) as u32, sms: 0 };
-        let resident = per_sm as usize * device.sms as usize;
+        let resident = per_sm * device.sms as usize;
         let unit_bytes = shape.unit_bytes();
         // Units a slot holds: within its share of free memory, and each
         // buffer within the pipeline's limit.
