@@ -13,11 +13,14 @@ typedef unsigned char u8;
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
-// The LLR type of a kernel built with -D LLR_F32=1 (f32), else i8.
+// The LLR type of a kernel built with -D LLR_F32=1 (f32), else i8, and its
+// certain zero (`Llr::CERTAIN_ZERO` in codes/llr.rs).
 #if LLR_F32
 typedef float llr_t;
+constexpr float LLR_CERTAIN_ZERO = 1000.0f;
 #else
 typedef i8 llr_t;
+constexpr i8 LLR_CERTAIN_ZERO = 127;
 #endif
 
 

@@ -18,12 +18,6 @@
 
 using namespace link;
 
-#if LLR_F32
-#define LLR_CERTAIN_ZERO 1000.0f
-#else
-#define LLR_CERTAIN_ZERO 127
-#endif
-
 __constant__ u8 pat_stage[CKPP] = {CPAT_STAGE};
 __constant__ u8 pat_out[CKPP] = {CPAT_OUT};
 

@@ -60,19 +60,17 @@ __device__ void transform(u32* x) {
 
 __device__ __forceinline__ u32 bit_of(const u32* v, int i) { return (v[i >> 5] >> (i & 31)) & 1u; }
 
-// An LLR as the decoder's input type takes it (`Llr::from_llrs`), the sum
-// of two (`Llr::plus`) and the certain zero (`Llr::CERTAIN_ZERO`).
+// An LLR as the decoder's input type takes it (`Llr::from_llrs`) and the
+// sum of two (`Llr::plus`).
 #if LLR_F32
 __device__ __forceinline__ float as_llr(float l, float) { return l; }
 __device__ __forceinline__ float plus(float a, float b) { return __fadd_rn(a, b); }
-constexpr float CERTAIN_ZERO = 1000.0f;
 #else
 __device__ __forceinline__ i8 as_llr(float l, float scale) { return quantize(l, scale); }
 __device__ __forceinline__ i8 plus(i8 a, i8 b) {
     const int s = (int)a + (int)b;
     return (i8)(s < -127 ? -127 : s > 127 ? 127 : s);
 }
-constexpr i8 CERTAIN_ZERO = 127;
 #endif
 
 // out + c·pitch: the PN LLRs of block first + c, for c < count. tables: the
@@ -153,7 +151,7 @@ extern "C" __global__ void __launch_bounds__(PLT) polar_link_llrs(llr_t* __restr
     for (int j = threadIdx.x; j < PN; j += PLT) {
         llr_t acc = 0;
         if (bit_of(lt + T_SHORT, j)) {
-            acc = CERTAIN_ZERO;
+            acc = LLR_CERTAIN_ZERO;
         } else {
             const u32 bit = bit_of(x, j);
             const u32 s1 = __ldg(&lt[T_RSTART + j + 1]);
