@@ -239,6 +239,7 @@ fn hostile_inputs_get_clear_errors() {
     fails(&["ber", "conv", "--ebn0", "3", "--k", "3"], &["--k", "K=3", "polys"]);
     fails(&["ber", "conv", "--ebn0", "3", "--mode", "terminated", "--group", "5"], &["--group", "not to mode terminated"]);
     fails(&["bench", "conv", "--backend", "cpu", "--slots", "4", "--bits", "1e4"], &["--slots", "the GPU"]);
+    fails(&["bench", "polar", "--backend", "cpu", "--batch-units", "4", "--bits", "1e4"], &["--batch-units", "the GPU"]);
     // Counts as people write them are accepted everywhere.
     let out = ok(&["ber", "conv", "--ebn0", "4", "--seed", "1e7", "--max-bits", "2e4", "--backend", "cpu"]);
     assert!(out.contains("20000 bits"), "{out}");
@@ -309,6 +310,7 @@ fn new_options_and_fields_refuse_hostile_values() {
     fails(&["bench", "conv", "--bits", "0"], &["--bits 0", "measures nothing"]);
     fails(&["bench", "conv", "--threads", "0", "--bits", "1e4"], &["--threads 0", "1..=1024"]);
     fails(&["bench", "conv", "--slots", "0", "--bits", "1e4"], &["--slots 0", "1..=16"]);
+    fails(&["bench", "conv", "--batch-units", "0", "--bits", "1e4"], &["--batch-units 0", "at least one unit"]);
     fails(&["bench", "conv", "--seconds", "nan", "--bits", "1e4"], &["--seconds", "0 to 3600"]);
     rejected(&["ber", "conv", "--ebn0", "nan"], "Eb/N0 'nan'");
     rejected(&["ber", "conv", "--ebn0", ""], "Eb/N0 ''");

@@ -58,33 +58,18 @@ fn same<T: Llr>(chain: &PolarChain, ebn0: f64, bits: u64, soft: bool, seed: u64)
     let (want, got) = (decode(c.as_mut()), decode(g.as_mut()));
     // 5G messages are rate-recovered on the host: only bare codewords go as they lie.
     let bare = matches!(chain.frames(), PolarFrames::Codewords(_));
-    let in_place = decode_in_place(g.as_mut(), &input.llrs, chain.unit_llrs(), bare);
+    let in_place = common::decode_in_place(g.as_mut(), &input.llrs, chain.unit_llrs(), bare);
     assert!(in_place.bits == got.bits && in_place.reports == got.reports && in_place.soft == got.soft, "{what}: decoded in place, not as staged");
+    if g.pack_bits() {
+        let packed = common::decode_in_place(g.as_mut(), &input.llrs, chain.unit_llrs(), bare);
+        assert!(packed.bits.is_empty() && packed.packed == common::packed(&got.bits) && packed.reports == got.reports, "{what}: packed bits differ from the bits");
+    }
     assert_eq!(got.bits.len() as u64, input.info_bits, "{what}");
     assert!(got.bits == want.bits, "{what}: the GPU's bits differ from the CPU model's");
     assert_eq!(got.reports, want.reports, "{what}");
     assert!(got.soft == want.soft, "{what}: the GPU's soft output differs");
     let iterations: Vec<u32> = want.reports.iter().map(|r| r.iterations).collect();
     assert!(want.bits.contains(&1) && iterations.iter().any(|&i| i > 1), "{what}: the input proves little");
-}
-
-/// Decode `llrs` (units of `unit` LLRs) through `d` batch by batch where
-/// they lie (`submit_reused`), as a stream's decoder block submits its
-/// input buffer; `locked`: every batch must go page-locked, not staged.
-fn decode_in_place<T: Llr>(d: &mut dyn BatchDecoder<T>, llrs: &[T], unit: usize, locked: bool) -> Decoded {
-    let mut out = Decoded::default();
-    for part in llrs.chunks(d.limit().units * unit) {
-        if d.in_flight() >= d.depth() {
-            d.collect(&mut out).unwrap();
-        }
-        // SAFETY: `llrs` is not written, and outlives the loan: `forget_reused` below.
-        let went = unsafe { d.submit_reused(&Batch::uniform(part, unit).unwrap()) }.unwrap();
-        assert!(went || !locked, "the batch was staged, not copied where it lies");
-    }
-    while d.collect(&mut out).unwrap() {}
-    d.reused_read().unwrap();
-    d.forget_reused();
-    out
 }
 
 #[test]

@@ -148,6 +148,17 @@ fn compare<T: Llr>(case: &Case, llrs: &[T], scale: f32) -> Result<usize, String>
     if got.bits.len() != want.bits.len() || got.reports.len() != want.reports.len() {
         return Err(format!("{name}: {} bits and {} reports from the GPU, {} and {} from the CPU", got.bits.len(), got.reports.len(), want.bits.len(), want.reports.len()));
     }
+    // As a stream's decoder block submits: each batch where it lies, then the bits packed.
+    let in_place = common::decode_in_place(&mut gpu, llrs, code.coded_len(), true);
+    if in_place.bits != got.bits || in_place.reports != got.reports {
+        return Err(format!("{name}: decoded in place, not as staged"));
+    }
+    if gpu.pack_bits() {
+        let packed = common::decode_in_place(&mut gpu, llrs, code.coded_len(), true);
+        if !packed.bits.is_empty() || packed.packed != common::packed(&got.bits) || packed.reports != got.reports {
+            return Err(format!("{name}: the packed bits are not the bits"));
+        }
+    }
     let differ = got.bits.iter().zip(&want.bits).filter(|(a, b)| a != b).count();
     if case.cfg.max_star == MaxStar::Exact {
         // expf / log1pf round differently from the CPU's: allow one bit in a thousand.

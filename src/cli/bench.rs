@@ -38,6 +38,11 @@ pub struct BenchArgs {
     /// On a GPU, pipeline slots (batches in flight), 1..=16 (default 3).
     #[arg(long, value_parser = count_usize)]
     pub slots: Option<usize>,
+    /// On a GPU, work units per batch of the rows and the devices' figures
+    /// (default: each family's, from the device's size; not the paper's
+    /// Viterbi tables); refused when a batch would pass a decoder's buffer limit.
+    #[arg(long, value_parser = count_usize)]
+    pub batch_units: Option<usize>,
     /// GPUs to spread the decoding over: indices (0,1) or all; a decoder per device, batches to the least busy, measured end to end (default: GPU 0 alone, with the GPU's own tables).
     #[arg(long, value_parser = DeviceList::parse)]
     pub gpu_devices: Option<DeviceList>,
@@ -99,10 +104,24 @@ pub struct Run {
     pub budget: Duration,
     /// GPU pipeline slots.
     pub slots: usize,
+    /// Work units per GPU batch (0: the family's).
+    pub batch_units: usize,
     /// GPUs to spread the decoding over.
     pub devices: Option<DeviceList>,
     /// Whether several GPUs keep each batch to take a failed one out.
     pub take_out: bool,
+}
+
+impl Run {
+    /// The pipeline of one GPU decoder on `device`: the run's slots and batch.
+    pub fn pipeline(&self, device: usize) -> crate::gpu::PipelineOptions {
+        crate::gpu::PipelineOptions { device, slots: self.slots, batch_units: self.batch_units, ..Default::default() }
+    }
+
+    /// The pipeline of the run's decoder: [`Self::pipeline`] over the run's devices.
+    pub fn devices_pipeline(&self) -> crate::gpu::PipelineOptions {
+        crate::gpu::PipelineOptions { devices: self.devices.clone(), take_out: self.take_out, ..self.pipeline(0) }
+    }
 }
 
 impl BenchArgs {
@@ -124,14 +143,15 @@ impl BenchArgs {
         }
         let slots = self.slots.unwrap_or(DEFAULT_SLOTS);
         anyhow::ensure!((1..=MAX_SLOTS).contains(&slots), "--slots {slots}: give 1..={MAX_SLOTS}");
+        anyhow::ensure!(self.batch_units != Some(0), "--batch-units 0: a batch holds at least one unit");
         let ((), choice) = select(self.backend, crate::gpu::available, || Ok(())).map_err(|e| anyhow::anyhow!("--backend gpu: {e:#}"))?;
         if let Some(why) = &choice.why_not_gpu {
             println!("backend auto: no GPU ({why}); measuring the CPU");
         }
         if !choice.gpu {
             anyhow::ensure!(
-                self.slots.is_none() && !self.no_tables && self.gpu_devices.is_none(),
-                "--slots, --no-tables and --gpu-devices apply to the GPU, which this run does not use"
+                self.slots.is_none() && self.batch_units.is_none() && !self.no_tables && self.gpu_devices.is_none(),
+                "--slots, --batch-units, --no-tables and --gpu-devices apply to the GPU, which this run does not use"
             );
         }
         anyhow::ensure!(!self.no_take_out || self.gpu_devices.is_some(), "--no-take-out applies to several GPUs: give --gpu-devices too");
@@ -149,6 +169,7 @@ impl BenchArgs {
             bits: self.bits.unwrap_or(if choice.gpu { 1 << 26 } else { 1 << 20 }),
             budget: Duration::from_secs_f64(self.seconds),
             slots,
+            batch_units: self.batch_units.unwrap_or(0),
             devices: self.gpu_devices.clone(),
             take_out: !self.no_take_out,
         })
@@ -306,7 +327,8 @@ const PCIE_BYTES: usize = 256 << 20;
 /// device alone, built by `one`, kernel-only and end to end, with its PCIe
 /// host→device rate and the batches the row dealt it; the host's memory
 /// limits on its pipeline threads (with `take_out`, the copy that keeps
-/// each batch besides); and which limit binds.
+/// each batch besides); and which limit binds. Then the same in place
+/// ([`in_place_report`]), as a stream's decoder block decodes.
 pub fn devices_report<T: Copy + Send + Sync>(
     total: &mut dyn BatchDecoder<T>,
     devices: &[usize],
@@ -334,7 +356,9 @@ pub fn devices_report<T: Copy + Send + Sync>(
     // Input bytes per information bit, rounded up (2 for i8 LLRs at rate 1/2).
     let in_bytes = (shape.items * std::mem::size_of::<T>()).div_ceil(shape.bits.max(1));
     let mut alone = Vec::new();
+    let mut kernels = Vec::new();
     let mut pcie = Vec::new();
+    let mut links_gb = 0.0;
     println!("\nper device (each alone: kernel-only on device-resident input, end to end streaming {STREAM_BATCHES_PER_DEVICE} batches; dealt: what the row above gave it):");
     for &(d, b, u) in &dealt {
         crate::figures::measuring(&format!("GPU {d} alone"));
@@ -351,6 +375,8 @@ pub fn devices_report<T: Copy + Send + Sync>(
         )?;
         println!("GPU {d}: kernel-only {kernel:.1} Gb/s, end to end alone {e2e:.1} Gb/s, PCIe host→device {link:.1} GB/s ({link_bits:.1} Gb/s of information), dealt {b} batches, {u} units");
         alone.push(e2e);
+        kernels.push(kernel);
+        links_gb += link;
         pcie.push(link_bits);
     }
     let first = alone.first().copied().unwrap_or(f64::NAN);
@@ -378,5 +404,60 @@ pub fn devices_report<T: Copy + Send + Sync>(
     let binds = limits.iter().min_by(|a, b| a.0.total_cmp(&b.0)).expect("three limits");
     let others: Vec<&str> = limits.iter().filter(|l| l.0 != binds.0).map(|l| l.1.as_str()).collect();
     println!("binding limit: {} ({:.0} % of it measured); beside it {}", binds.1, 100.0 * all / binds.0, others.join(", "));
+    // In place a batch's bytes cross PCIe as they lie: its exact bytes per bit.
+    let exact_bytes = (shape.items * std::mem::size_of::<T>()) as f64 / shape.bits.max(1) as f64;
+    in_place_report(total, &dealt.iter().map(|d| d.0).collect::<Vec<_>>(), one, units, (kernels.iter().sum(), links_gb / exact_bytes), exact_bytes)
+}
+
+/// The figures of [`devices_report`] as a stream's decoder block gets them:
+/// each batch page-locked where it lies and copied to its device from there,
+/// the bits handed packed where the decoder can (as to a packed output): no
+/// host pass over the input or the output. Each device alone, then all
+/// together, with `limits` (the devices' kernels added up, and what the
+/// PCIe links carry at the rate of one copy at a time, in information
+/// Gb/s: the pipeline's overlapped copies may pass it) beside them, and
+/// what every link carries copying at once (`bytes_per_bit` of input per
+/// information bit).
+fn in_place_report<T: Copy + Send + Sync>(
+    total: &mut dyn BatchDecoder<T>,
+    devices: &[usize],
+    one: impl Fn(usize) -> anyhow::Result<Box<dyn crate::gpu::bench::GpuBench<T>>>,
+    units: &[T],
+    (kernels, links): (f64, f64),
+    bytes_per_bit: f64,
+) -> anyhow::Result<()> {
+    use crate::gpu::bench::{end_to_end_in_place, end_to_end_in_place_gbps};
+    let Some(&lead) = devices.first() else { return Ok(()) };
+    let n = devices.len();
+    let packed = total.pack_bits();
+    let how = if packed { "bits handed packed" } else { "bits a byte each (this decoder does not pack them)" };
+    println!("\nin place (as a stream's decoder block: each batch page-locked where it lies, no host copy of the input; {how}):");
+    let mut alone = Vec::new();
+    for &d in devices {
+        crate::figures::measuring(&format!("GPU {d} alone, in place"));
+        let mut dec = one(d)?;
+        dec.pack_bits();
+        let e2e = end_to_end_in_place(dec.as_mut(), units, STREAM_BATCHES_PER_DEVICE)?.gbps;
+        drop(dec);
+        crate::figures::row("devices in place", format!("GPU {d}"), &[("end-to-end alone", e2e, "Gb/s")])?;
+        println!("GPU {d} alone: end to end {e2e:.1} Gb/s");
+        alone.push(e2e);
+    }
+    crate::figures::measuring("all devices, in place");
+    let batches = STREAM_BATCHES_PER_DEVICE * n;
+    let all = end_to_end_in_place_gbps(total, units, batches)?;
+    crate::figures::measuring("PCIe, every device at once");
+    let together = crate::gpu::bench::pinned_h2d_together_gbps(devices, PCIE_BYTES)?;
+    let first = alone.first().copied().unwrap_or(f64::NAN);
+    crate::figures::row("devices in place", format!("all {n}"), &[("end-to-end", all, "Gb/s"), ("speed-up over the first alone", all / first, "×")])?;
+    println!(
+        "all {}, in place, streaming {batches} batches: end to end {all:.1} Gb/s, {:.2}× GPU {lead} alone; beside it the devices' kernels add up to {kernels:.1} Gb/s ({:.0} %), {n} × PCIe carry {links:.1} Gb/s of information ({:.0} %), the {n} links copying at once {together:.1} GB/s, {:.1} Gb/s of information ({:.0} %)",
+        crate::codes::words::count_of(n as u64, "GPU"),
+        all / first,
+        100.0 * all / kernels,
+        100.0 * all / links,
+        together / bytes_per_bit,
+        100.0 * all * bytes_per_bit / together
+    );
     Ok(())
 }

@@ -10,7 +10,7 @@ use crate::codes::llr::LlrType;
 use crate::codes::settings::{Chain, Settings};
 use crate::flowgraph::family::downcast;
 use crate::gpu::bench::GpuBench;
-use crate::gpu::{BENCH_EBN0_DB, BackendOptions, GpuBenchOptions, GpuViterbi, PipelineOptions, ViterbiTuning, viterbi_decoder};
+use crate::gpu::{BENCH_EBN0_DB, BackendOptions, GpuBenchOptions, GpuViterbi, ViterbiTuning, viterbi_decoder};
 use anyhow::Context;
 use serde_json::{Map, Value};
 
@@ -129,7 +129,7 @@ fn rows<T: ViterbiLlr>(conv: &ConvSetup, on_load: bool, setup: &Setup, ebn0: f64
     for &threads in &run.threads {
         let label = format!("{} {} {}", setup.name, T::NAME, where_run(threads));
         crate::figures::measuring(&label);
-        let pipeline = PipelineOptions { slots: run.slots, devices: run.devices.clone(), take_out: run.take_out, ..Default::default() };
+        let pipeline = run.devices_pipeline();
         let options = BackendOptions { backend: run.backend, cpu_threads: threads, pipeline };
         let (mut decoder, _) = viterbi_decoder::<T>(conv.trellis.clone(), setup.mode, on_load.then_some(&conv.puncture), &options, ViterbiTuning::default())
             .with_context(|| format!("--backend {}", run.backend))?;
@@ -139,7 +139,7 @@ fn rows<T: ViterbiLlr>(conv: &ConvSetup, on_load: bool, setup: &Setup, ebn0: f64
         println!("{}", Row { setup: &setup.name, llr: T::NAME, threads, bits: info, mbps: timing.mbps(), describe: decoder.describe() });
         if let (Some(list), ViterbiMode::Tiled(tile), true) = (&run.devices, setup.mode, run.gpu) {
             let one = |device| -> anyhow::Result<Box<dyn GpuBench<T>>> {
-                let p = PipelineOptions { device, slots: run.slots, ..Default::default() };
+                let p = run.pipeline(device);
                 Ok(Box::new(GpuViterbi::<T>::new(conv.trellis.clone(), tile, on_load.then_some(&conv.puncture), &p, ViterbiTuning::default())?))
             };
             devices_report(decoder.as_mut(), &list.resolve()?, run.take_out, one, &units)?;

@@ -13,7 +13,7 @@ use crate::codes::settings::Chain;
 use crate::flowgraph::family::downcast;
 use crate::codes::polar::Algorithm;
 use crate::gpu::bench::GpuBench;
-use crate::gpu::{BackendOptions, GpuPolar, PipelineOptions, bench_polar, polar_decoder};
+use crate::gpu::{BackendOptions, GpuPolar, bench_polar, polar_decoder};
 use anyhow::Context;
 use serde_json::{Map, Value};
 
@@ -44,8 +44,8 @@ fn bench(code: &dyn crate::flowgraph::family::Code, _given: &Map<String, Value>,
     };
     println!("machine: {}", super::bench::machine());
     match (chain.frames(), run.gpu, llr) {
-        (PolarFrames::Codewords(_), true, LlrType::I8) if run.devices.is_none() => bench_polar::<i8>(chain, ebn0, run.bits, run.slots),
-        (PolarFrames::Codewords(_), true, LlrType::F32) if run.devices.is_none() => bench_polar::<f32>(chain, ebn0, run.bits, run.slots),
+        (PolarFrames::Codewords(_), true, LlrType::I8) if run.devices.is_none() => bench_polar::<i8>(chain, ebn0, run.bits, &run.pipeline(0)),
+        (PolarFrames::Codewords(_), true, LlrType::F32) if run.devices.is_none() => bench_polar::<f32>(chain, ebn0, run.bits, &run.pipeline(0)),
         (_, _, LlrType::I8) => rows::<i8>(chain, ebn0, &run),
         (_, _, LlrType::F32) => rows::<f32>(chain, ebn0, &run),
     }
@@ -63,7 +63,7 @@ fn rows<T: Llr>(chain: &PolarChain, ebn0: f64, run: &Run) -> anyhow::Result<()> 
     for &threads in &run.threads {
         let label = format!("{} {}", T::NAME, where_run(threads));
         crate::figures::measuring(&label);
-        let pipeline = PipelineOptions { slots: run.slots, devices: run.devices.clone(), take_out: run.take_out, ..Default::default() };
+        let pipeline = run.devices_pipeline();
         let options = BackendOptions { backend: run.backend, cpu_threads: threads, pipeline };
         let (mut dec, _) = polar_decoder::<T>(chain, false, &options)?;
         let timing = time_decoder(dec.as_mut(), &Batch::uniform(&noisy.llrs, chain.unit_llrs())?, (units * frame) as u64, run.budget)?;
@@ -72,7 +72,7 @@ fn rows<T: Llr>(chain: &PolarChain, ebn0: f64, run: &Run) -> anyhow::Result<()> 
         println!("{:.2} Mb/s  {threads} threads{per_core}  {}", timing.mbps(), dec.describe());
         if let (Some(list), true, PolarFrames::Codewords(spec), Algorithm::Bp(cfg)) = (&run.devices, run.gpu, chain.frames(), chain.algorithm()) {
             let one = |device| -> anyhow::Result<Box<dyn GpuBench<T>>> {
-                let p = PipelineOptions { device, slots: run.slots, ..Default::default() };
+                let p = run.pipeline(device);
                 Ok(Box::new(GpuPolar::<T>::new(spec.clone(), cfg, false, &p)?))
             };
             devices_report(dec.as_mut(), &list.resolve()?, run.take_out, one, &noisy.llrs)?;

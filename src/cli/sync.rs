@@ -11,7 +11,7 @@ use crate::codes::settings::Chain;
 use crate::codes::sync::{SyncChain, SyncMapDecoder};
 use crate::flowgraph::family::{Code, downcast};
 use crate::gpu::bench::GpuBench;
-use crate::gpu::{BackendOptions, GpuSync, PipelineOptions, bench_sync, sync_decoder};
+use crate::gpu::{BackendOptions, GpuSync, bench_sync, sync_decoder};
 use serde_json::{Map, Value};
 
 /// The family on the command line.
@@ -32,7 +32,7 @@ fn bench(code: &dyn Code, _given: &Map<String, Value>, args: &BenchArgs) -> anyh
     let run = args.resolve()?;
     println!("machine: {}", super::bench::machine());
     if run.gpu && run.devices.is_none() {
-        return bench_sync(chain, run.bits, run.slots);
+        return bench_sync(chain, run.bits, &run.pipeline(0));
     }
     let k = Chain::frame_bits(chain);
     let frames = match args.bits {
@@ -54,7 +54,7 @@ fn bench(code: &dyn Code, _given: &Map<String, Value>, args: &BenchArgs) -> anyh
     for &threads in &run.threads {
         let label = where_run(threads);
         crate::figures::measuring(&label);
-        let pipeline = PipelineOptions { slots: run.slots, devices: run.devices.clone(), take_out: run.take_out, ..Default::default() };
+        let pipeline = run.devices_pipeline();
         let options = BackendOptions { backend: run.backend, cpu_threads: threads, pipeline };
         let (mut dec, _) = sync_decoder::<u8>(chain.code(), chain.params(), chain.stream_config(), 1.0, false, &options)?;
         let batch_frames = dec.limit().units;
@@ -73,7 +73,7 @@ fn bench(code: &dyn Code, _given: &Map<String, Value>, args: &BenchArgs) -> anyh
         println!("{mbps:.*} Mb/s  {fps} frames/s  {threads} threads  {}", if mbps < 1.0 { 5 } else { 3 }, dec.describe());
         if let (Some(list), true) = (&run.devices, run.gpu) {
             let one = |device| -> anyhow::Result<Box<dyn GpuBench<u8>>> {
-                let p = PipelineOptions { device, slots: run.slots, ..Default::default() };
+                let p = run.pipeline(device);
                 Ok(Box::new(GpuSync::<u8>::new(chain.code().clone(), chain.params(), chain.stream_config(), 1.0, false, &p)?))
             };
             devices_report(dec.as_mut(), &list.resolve()?, run.take_out, one, &items)?;

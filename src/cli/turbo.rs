@@ -13,7 +13,7 @@ use crate::codes::settings::Chain;
 use crate::codes::turbo::{Dematching, Sent, TransportBlock, TransportEncoder, TurboChain, TurboCode};
 use crate::flowgraph::family::downcast;
 use crate::gpu::bench::GpuBench;
-use crate::gpu::{BackendOptions, GpuTurbo, PipelineOptions, bench_turbo, turbo_decoder};
+use crate::gpu::{BackendOptions, GpuTurbo, bench_turbo, turbo_decoder};
 use anyhow::Context;
 use serde_json::{Map, Value};
 
@@ -58,8 +58,8 @@ fn bench(code: &dyn crate::flowgraph::family::Code, _given: &Map<String, Value>,
             LlrType::F32 => bench_transport::<f32>(chain, tb, ebn0, &run),
         },
         (Sent::Blocks(_), true) if run.devices.is_none() => match llr {
-            LlrType::I8 => bench_turbo::<i8>(chain, ebn0, run.bits, run.slots),
-            LlrType::F32 => bench_turbo::<f32>(chain, ebn0, run.bits, run.slots),
+            LlrType::I8 => bench_turbo::<i8>(chain, ebn0, run.bits, &run.pipeline(0)),
+            LlrType::F32 => bench_turbo::<f32>(chain, ebn0, run.bits, &run.pipeline(0)),
         },
         (Sent::Blocks(code), _) => match llr {
             LlrType::I8 => bench_blocks::<i8>(chain, code, ebn0, &run),
@@ -78,7 +78,7 @@ fn bench_blocks<T: Llr>(chain: &TurboChain, code: &TurboCode, ebn0: f64, run: &R
     for &threads in &run.threads {
         let label = format!("K={} {} {}", code.k(), T::NAME, where_run(threads));
         crate::figures::measuring(&label);
-        let pipeline = PipelineOptions { slots: run.slots, devices: run.devices.clone(), take_out: run.take_out, ..Default::default() };
+        let pipeline = run.devices_pipeline();
         let options = BackendOptions { backend: run.backend, cpu_threads: threads, pipeline };
         let (mut dec, _) = turbo_decoder::<T>(chain, 1.0, false, &options)?;
         let timing = time_decoder(dec.as_mut(), &Batch::uniform(&llrs, code.coded_len())?, (blocks * code.k()) as u64, run.budget)?;
@@ -87,7 +87,7 @@ fn bench_blocks<T: Llr>(chain: &TurboChain, code: &TurboCode, ebn0: f64, run: &R
         if let (Some(list), true) = (&run.devices, run.gpu) {
             let cfg = chain.config_for(code.k(), true);
             let one = |device| -> anyhow::Result<Box<dyn GpuBench<T>>> {
-                let p = PipelineOptions { device, slots: run.slots, ..Default::default() };
+                let p = run.pipeline(device);
                 Ok(Box::new(GpuTurbo::<T>::new(code.clone(), cfg, 1.0, &p)?))
             };
             devices_report(dec.as_mut(), &list.resolve()?, run.take_out, one, &llrs)?;
@@ -127,7 +127,7 @@ fn bench_transport_encoder(tb: &TransportBlock, count: usize, run: &Run) -> anyh
 /// `--bits` and two of the decoder's batches.
 fn bench_transport<T: Llr>(chain: &TurboChain, tb: &TransportBlock, ebn0: f64, run: &Run) -> anyhow::Result<()> {
     let threads = run.threads.last().copied().unwrap_or(0);
-    let options = BackendOptions { backend: run.backend, cpu_threads: threads, pipeline: PipelineOptions { slots: run.slots, ..Default::default() } };
+    let options = BackendOptions { backend: run.backend, cpu_threads: threads, pipeline: run.pipeline(0) };
     let per_batch = turbo_decoder::<T>(chain, 1.0, false, &options)?.0.limit().units;
     let count = usize::try_from(run.bits)?.div_ceil(tb.a()).max(2 * per_batch);
     bench_transport_encoder(tb, count, run)?;

@@ -115,7 +115,18 @@ pub fn end_to_end<T: Copy + Send + Sync>(dec: &mut dyn GpuBench<T>, units: &[T],
 /// reused memory copies it to the device without staging (`stage ms` is
 /// then the submit call alone). The locks are released before it returns.
 pub fn end_to_end_in_place<T: Copy + Send + Sync>(dec: &mut dyn GpuBench<T>, units: &[T], batches: usize) -> anyhow::Result<EndToEnd> {
-    let figure = streamed(dec, units, batches, true, |d| d.last_split());
+    in_place(dec, units, batches, |d| d.last_split())
+}
+
+/// [`end_to_end_in_place`]'s throughput, Gb/s, through any decoder (one
+/// spread over several devices, which has no time split of its own).
+pub fn end_to_end_in_place_gbps<T: Copy + Send + Sync>(dec: &mut dyn BatchDecoder<T>, units: &[T], batches: usize) -> anyhow::Result<f64> {
+    Ok(in_place(dec, units, batches, |_| BatchSplit::default())?.gbps)
+}
+
+/// [`streamed`] in place, the loan of `units` ended before it returns.
+fn in_place<T: Copy + Send + Sync, D: BatchDecoder<T> + ?Sized>(dec: &mut D, units: &[T], batches: usize, split: impl Fn(&D) -> BatchSplit) -> anyhow::Result<EndToEnd> {
+    let figure = streamed(dec, units, batches, true, split);
     // `units` is the caller's: nothing of it stays locked past this call.
     let read = dec.reused_read();
     dec.forget_reused();
@@ -162,7 +173,8 @@ fn streamed<T: Copy + Send + Sync, D: BatchDecoder<T> + ?Sized>(dec: &mut D, uni
     let mut collect = |dec: &mut D, out: &mut Decoded| -> anyhow::Result<()> {
         out.clear();
         dec.collect(out)?;
-        sink += out.bits.len();
+        // A decoder asked to pack hands whole bytes per unit.
+        sink += out.bits.len() + 8 * out.packed.len();
         let s = split(dec);
         (h2d, ker, d2h, unpack) = (h2d + s.h2d_ms, ker + s.kernel_ms, d2h + s.d2h_ms, unpack + s.host_out_ms);
         Ok(())
@@ -306,6 +318,52 @@ pub fn pinned_h2d_gbps(device: usize, bytes: usize) -> anyhow::Result<f64> {
     let mut pinned = PinnedBuf::<i8>::new(&ctx, bytes, true)?;
     pinned.as_mut_slice().fill(1);
     h2d_gbps(&ctx, &dev, pinned.as_slice(), bytes)
+}
+
+/// The host→device copy rate of every device in `devices` at once, GB/s in
+/// all: each copies `bytes` bytes from cached pinned memory (as from a
+/// page-locked stream buffer) four times over, all starting together; what
+/// the host's memory and PCIe root give several GPUs, where one link's
+/// ceiling no longer adds up.
+pub fn pinned_h2d_together_gbps(devices: &[usize], bytes: usize) -> anyhow::Result<f64> {
+    const ROUNDS: usize = 4;
+    let start = std::sync::Barrier::new(devices.len());
+    let secs = std::thread::scope(|scope| {
+        let each: Vec<_> = devices
+            .iter()
+            .map(|&device| {
+                let start = &start;
+                scope.spawn(move || -> anyhow::Result<f64> {
+                    let ready = (|| {
+                        let ctx = super::device::context(device)?;
+                        ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
+                        let dev = DeviceBuf::new(&ctx, bytes)?;
+                        let mut pinned = PinnedBuf::<i8>::new(&ctx, bytes, false)?;
+                        pinned.as_mut_slice().fill(1);
+                        let stream = ctx.new_stream().map_err(cuda("cuStreamCreate"))?;
+                        let events = (Event::new(&ctx)?, Event::new(&ctx)?);
+                        anyhow::Ok((dev, pinned, stream, events))
+                    })();
+                    // At the barrier even after a failure, so that no other thread waits forever.
+                    start.wait();
+                    let (dev, pinned, stream, (a, b)) = ready?;
+                    let s = stream.cu_stream();
+                    let t = Instant::now();
+                    a.record(s)?;
+                    for _ in 0..ROUNDS {
+                        // SAFETY: both buffers outlive the copy, which is waited for below.
+                        unsafe { result::memcpy_htod_async(dev.ptr(), pinned.as_slice(), s) }.map_err(cuda("host→device copy"))?;
+                    }
+                    b.record(s)?;
+                    b.wait()?;
+                    Ok(t.elapsed().as_secs_f64())
+                })
+            })
+            .collect();
+        each.into_iter().map(|h| h.join().map_err(|_| anyhow::anyhow!("a copy thread panicked"))?).collect::<anyhow::Result<Vec<f64>>>()
+    })?;
+    let slowest = secs.iter().copied().fold(0.0, f64::max);
+    Ok((devices.len() * ROUNDS * bytes) as f64 / slowest / 1e9)
 }
 
 /// The copy engine's host→device rate for `bytes` bytes with the host idle,

@@ -192,3 +192,30 @@ pub fn finish_within(mut child: std::process::Child, limit: Duration) -> Output 
 pub fn ber_line(out: &str) -> String {
     out.lines().find(|l| l.starts_with("ber 'ber':")).unwrap_or_else(|| panic!("no BER line in {out}")).to_string()
 }
+
+/// Decode `llrs` (units of `unit` LLRs) through `d` batch by batch where
+/// they lie (`submit_reused`), as a stream's decoder block submits its
+/// input buffer; `locked`: every batch must go page-locked, not staged.
+pub fn decode_in_place<T: gpufec::codes::llr::Llr>(d: &mut dyn gpufec::codes::decode::BatchDecoder<T>, llrs: &[T], unit: usize, locked: bool) -> gpufec::codes::decode::Decoded {
+    let mut out = gpufec::codes::decode::Decoded::default();
+    for part in llrs.chunks(d.limit().units * unit) {
+        if d.in_flight() >= d.depth() {
+            d.collect(&mut out).unwrap();
+        }
+        // SAFETY: `llrs` is not written, and outlives the loan: `forget_reused` below.
+        let went = unsafe { d.submit_reused(&gpufec::codes::decode::Batch::uniform(part, unit).unwrap()) }.unwrap();
+        assert!(went || !locked, "the batch was staged, not copied where it lies");
+    }
+    while d.collect(&mut out).unwrap() {}
+    d.reused_read().unwrap();
+    d.forget_reused();
+    out
+}
+
+/// `bits` (0 or 1 each) packed eight to a byte, the first
+/// in the most significant place: a decoder's packed output.
+pub fn packed(bits: &[u8]) -> Vec<u8> {
+    let mut out = vec![0; bits.len().div_ceil(8)];
+    gpufec::codes::packed::par_pack_msb(bits, &mut out);
+    out
+}

@@ -26,16 +26,16 @@ impl<T: Llr> GpuBench<T> for GpuPolar<T> {
 
 /// Measure the GPU decoder of `chain`'s bare codewords on LLRs of `T` at
 /// `ebn0` dB: at least `bits` payload bits end to end (whole batches, two
-/// at least), through `slots` pipeline slots.
-pub fn bench_polar<T: Llr>(chain: &PolarChain, ebn0: f64, bits: u64, slots: usize) -> anyhow::Result<()> {
+/// at least), through `pipeline`'s slots and batches.
+pub fn bench_polar<T: Llr>(chain: &PolarChain, ebn0: f64, bits: u64, pipeline: &PipelineOptions) -> anyhow::Result<()> {
+    let slots = pipeline.slots;
     let PolarFrames::Codewords(spec) = chain.frames() else {
         anyhow::bail!("the GPU bench of bare codewords was given 5G messages");
     };
     let Algorithm::Bp(cfg) = chain.algorithm() else {
         anyhow::bail!("--backend gpu decodes BP; {} runs on the CPU", chain.algorithm().describe());
     };
-    let pipeline = PipelineOptions { slots, ..Default::default() };
-    let mut dec = GpuPolar::<T>::new(spec.clone(), cfg, false, &pipeline).context("--backend gpu")?;
+    let mut dec = GpuPolar::<T>::new(spec.clone(), cfg, false, pipeline).context("--backend gpu")?;
     let (n, p) = (spec.n(), spec.payload_len());
     let per_batch = dec.limit().units;
     let codewords = usize::try_from(bits)?.div_ceil(p).max(2 * per_batch).div_ceil(per_batch) * per_batch;

@@ -23,10 +23,10 @@ impl GpuBench<u8> for GpuSync<u8> {
 
 /// Measure the GPU decoder of `chain`'s stream windows of hard bits: at
 /// least `bits` information bits end to end (whole batches, two at least),
-/// through `slots` pipeline slots, with the chain's storage.
-pub fn bench_sync(chain: &SyncChain, bits: u64, slots: usize) -> anyhow::Result<()> {
-    let pipeline = PipelineOptions { slots, ..Default::default() };
-    let mut dec = GpuSync::<u8>::new(chain.code().clone(), chain.params(), chain.stream_config(), 1.0, false, &pipeline).context("--backend gpu")?;
+/// through `pipeline`'s slots and batches, with the chain's storage.
+pub fn bench_sync(chain: &SyncChain, bits: u64, pipeline: &PipelineOptions) -> anyhow::Result<()> {
+    let slots = pipeline.slots;
+    let mut dec = GpuSync::<u8>::new(chain.code().clone(), chain.params(), chain.stream_config(), 1.0, false, pipeline).context("--backend gpu")?;
     let (per_batch, k) = (dec.limit().units, chain.frame_bits());
     let frames = usize::try_from(bits)?.div_ceil(k).max(2 * per_batch).div_ceil(per_batch) * per_batch;
     // Two batches of distinct windows; the end-to-end run cycles over them.

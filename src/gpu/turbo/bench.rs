@@ -25,19 +25,19 @@ impl<T: Llr> GpuBench<T> for GpuTurbo<T> {
 
 /// Measure the GPU decoder of `chain`'s code blocks (bare code blocks only)
 /// on LLRs of `T` at `ebn0` dB: at least `bits` information bits end to end
-/// (whole batches, two at least), through `slots` pipeline slots.
-pub fn bench_turbo<T: Llr>(chain: &TurboChain, ebn0: f64, bits: u64, slots: usize) -> anyhow::Result<()> {
+/// (whole batches, two at least), through `pipeline`'s slots and batches.
+pub fn bench_turbo<T: Llr>(chain: &TurboChain, ebn0: f64, bits: u64, pipeline: &PipelineOptions) -> anyhow::Result<()> {
+    let slots = pipeline.slots;
     let Sent::Blocks(code) = chain.sent() else {
         anyhow::bail!("the GPU bench of bare code blocks was given transport blocks");
     };
     let cfg: DecoderConfig = chain.config_for(code.k(), true);
-    let pipeline = PipelineOptions { slots, ..Default::default() };
     // The LLRs' scale is only known once the channel is: a first decoder gives the batch size.
-    let per_batch = GpuTurbo::<T>::new(code.clone(), cfg, 1.0, &pipeline).context("--backend gpu")?.limit().units;
+    let per_batch = GpuTurbo::<T>::new(code.clone(), cfg, 1.0, pipeline).context("--backend gpu")?.limit().units;
     let blocks = usize::try_from(bits)?.div_ceil(code.k()).max(2 * per_batch).div_ceil(per_batch) * per_batch;
     let noisy = chain.noisy::<T>((2 * per_batch * code.k()) as u64, ebn0, 1)?;
     let (units, scale) = (noisy.llrs, noisy.scale);
-    let mut dec = GpuTurbo::<T>::new(code.clone(), cfg, scale, &pipeline).context("--backend gpu")?;
+    let mut dec = GpuTurbo::<T>::new(code.clone(), cfg, scale, pipeline).context("--backend gpu")?;
     let k = code.k();
     println!("bench turbo --backend gpu: K={k} ({}), {} LLRs at Eb/N0 {ebn0} dB, {per_batch} blocks per batch\n{}", cfg.describe(), T::NAME, dec.describe());
     let reps = 10;

@@ -21,10 +21,11 @@ use super::compile::kernels;
 use super::device::{DeviceInfo, context, cuda, device_error, info_of};
 use super::memory::DeviceBuf;
 use super::pipeline::{BatchSplit, MAX_BATCH_BYTES, Pipeline, PipelineOptions, SlotBuffers, SlotSize, default_batch_units, par_unpack};
-use super::staging::{stage_each, stage_units};
+use super::staging::{stage_each, stage_units, strided_region};
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
 use crate::codes::error::CodeResult;
-use crate::codes::llr::{Llr, LlrType};
+use crate::codes::llr::{Llr, LlrType, all_finite};
+use crate::codes::packed::units_to_msb_bytes;
 use crate::codes::turbo::decoder::Precision;
 use crate::codes::turbo::rate_match::{KNOWN_ZERO, NOT_SENT, RateMatch};
 use crate::codes::turbo::{CpuTurbo, DecoderConfig, Dematching, EarlyStop, KNOWN_ZERO_LLR, Sent, TransportDecoder, TurboChain, TurboCode, known_zero};
@@ -126,6 +127,8 @@ pub struct GpuTurbo<T: Llr> {
     inv_scale: f32,
     /// The a-posteriori LLRs are given ([`GpuTurboOptions::soft_output`]).
     soft: bool,
+    /// Hard decisions handed packed ([`BatchDecoder::pack_bits`]).
+    packed_out: bool,
     /// Per batch in flight, what each unit consumed when units are
     /// rate-matched (their E); empty: the layout's 3K + 12.
     consumed: std::collections::VecDeque<Vec<usize>>,
@@ -293,6 +296,7 @@ impl<T: Llr> GpuTurbo<T> {
             fused: fused_smem.map(|b| b as u32),
             inv_scale: 1.0 / input_scale,
             soft,
+            packed_out: false,
             consumed: Default::default(),
             registers,
             resident_subblocks,
@@ -476,13 +480,56 @@ impl<T: Llr> BatchDecoder<T> for GpuTurbo<T> {
         Ok(())
     }
 
+    /// Code blocks of the 3K + 12 layout that follow each other (a stream's,
+    /// cut in place, or a caller's buffer of whole blocks) go to the device
+    /// as they lie, page-locked, where the kernels read them as from staging
+    /// (the layout is the pitch): no host copy. Rate-matched units (each
+    /// behind its format word), other batches, and memory the driver will
+    /// not lock, are staged.
+    unsafe fn submit_reused(&mut self, batch: &Batch<'_, T>) -> CodeResult<bool> {
+        let units = check_batch(batch, &self.shape, self.limit())?;
+        let n = self.code.coded_len();
+        let whole = |&(_, stride): &(&[T], usize)| stride == n || units == 1;
+        let region = if self.dematch.is_none() { strided_region(batch, units, n).filter(whole) } else { None };
+        let Some((region, _)) = region else {
+            return self.submit(batch).map(|()| false);
+        };
+        if T::TYPE == LlrType::F32 && !all_finite(region) {
+            batch.check_finite(0..units)?;
+        }
+        let words = self.geometry.words + if self.soft { self.geometry.k } else { 0 };
+        let launcher = launcher::<T>(&self.functions, &self.geometry, &self.cfg, self.inv_scale, &self.tables, self.fused, self.kernel_i8, None, self.pitch);
+        let sent = self.pipe.submit_registered(region, units * words, units, |s, slot| launcher.run(s, slot, n, units)).map_err(device_error)?;
+        if !sent {
+            return self.submit(batch).map(|()| false);
+        }
+        self.consumed.push_back(Vec::new());
+        Ok(true)
+    }
+
+    fn reused_read(&mut self) -> CodeResult<()> {
+        self.pipe.registered_read().map_err(device_error)
+    }
+
+    fn forget_reused(&mut self) {
+        self.pipe.forget_registered();
+    }
+
+    /// A block's K bits go as K/8 bytes (every LTE K is a multiple of 8),
+    /// unless soft output follows them.
+    fn pack_bits(&mut self) -> bool {
+        self.packed_out = !self.soft && self.geometry.k.is_multiple_of(8);
+        self.packed_out
+    }
+
     fn collect(&mut self, out: &mut Decoded) -> CodeResult<bool> {
         let (k, n, words) = (self.geometry.k, self.code.coded_len(), self.geometry.words);
         // The oldest batch leaves the pipeline whatever its collection says.
         let consumed = if self.pipe.in_flight() > 0 { self.consumed.pop_front().unwrap_or_default() } else { Vec::new() };
         let (iterations, crc) = (self.cfg.iterations as u32, matches!(self.cfg.early_stop, EarlyStop::Crc24A | EarlyStop::Crc24B));
         let mut reports = Vec::new();
-        let (bits, soft) = (&mut out.bits, &mut out.soft);
+        let (bits, soft, packed_out) = (&mut out.bits, &mut out.soft, &mut out.packed);
+        let to_bytes = self.packed_out;
         let collected = self.pipe.collect(|packed, status| {
             for (i, &st) in status.iter().enumerate() {
                 let it = st & 0xffff;
@@ -493,7 +540,11 @@ impl<T: Llr> BatchDecoder<T> for GpuTurbo<T> {
             }
             // The packed bits of every block, then (TSOFT) the soft outputs.
             let (packed, llrs) = packed.split_at(status.len() * words);
-            par_unpack(bits, packed, k, words);
+            if to_bytes {
+                units_to_msb_bytes(packed, words, k / 8, packed_out);
+            } else {
+                par_unpack(bits, packed, k, words);
+            }
             soft.extend(llrs.iter().map(|&w| f32::from_bits(w)));
             Ok(())
         });
