@@ -167,6 +167,20 @@ fn streamed<T: Copy + Send + Sync, D: BatchDecoder<T> + ?Sized>(dec: &mut D, uni
         submit(dec, b)?;
         dec.collect(&mut out)?;
     }
+    // Then twice the decoder's depth, streamed as below, so that every
+    // pipeline (each device's, with several) has filled once and what it
+    // touches per batch in flight is touched before the figure too.
+    for b in 0..2 * dec.depth() {
+        if dec.in_flight() >= dec.depth() {
+            out.clear();
+            dec.collect(&mut out)?;
+        }
+        submit(dec, b)?;
+    }
+    while dec.in_flight() > 0 {
+        out.clear();
+        dec.collect(&mut out)?;
+    }
     let mut sink = 0usize;
     let (mut h2d, mut ker, mut d2h) = (0.0, 0.0, 0.0);
     let (mut stage, mut unpack) = (0.0, 0.0);
