@@ -406,13 +406,15 @@ pub fn devices_report<T: Copy + Send + Sync>(
     println!("binding limit: {} ({:.0} % of it measured); beside it {}", binds.1, 100.0 * all / binds.0, others.join(", "));
     // In place a batch's bytes cross PCIe as they lie: its exact bytes per bit.
     let exact_bytes = (shape.items * std::mem::size_of::<T>()) as f64 / shape.bits.max(1) as f64;
-    in_place_report(total, &dealt.iter().map(|d| d.0).collect::<Vec<_>>(), one, units, (kernels.iter().sum(), links_gb / exact_bytes), exact_bytes)
+    let devices: Vec<usize> = dealt.iter().map(|d| d.0).collect();
+    in_place_report(total, &devices, take_out, one, units, (kernels.iter().sum(), links_gb / exact_bytes), exact_bytes)
 }
 
 /// The figures of [`devices_report`] as a stream's decoder block gets them:
 /// each batch page-locked where it lies and copied to its device from there,
 /// the bits handed packed where the decoder can (as to a packed output): no
-/// host pass over the input or the output. Each device alone, then all
+/// host pass over the input (but the copy that keeps each batch, with
+/// `take_out`) or the output. Each device alone, then all
 /// together, with `limits` (the devices' kernels added up, and what the
 /// PCIe links carry at the rate of one copy at a time, in information
 /// Gb/s: the pipeline's overlapped copies may pass it) beside them, and
@@ -421,6 +423,7 @@ pub fn devices_report<T: Copy + Send + Sync>(
 fn in_place_report<T: Copy + Send + Sync>(
     total: &mut dyn BatchDecoder<T>,
     devices: &[usize],
+    take_out: bool,
     one: impl Fn(usize) -> anyhow::Result<Box<dyn crate::gpu::bench::GpuBench<T>>>,
     units: &[T],
     (kernels, links): (f64, f64),
@@ -431,7 +434,8 @@ fn in_place_report<T: Copy + Send + Sync>(
     let n = devices.len();
     let packed = total.pack_bits();
     let how = if packed { "bits handed packed" } else { "bits a byte each (this decoder does not pack them)" };
-    println!("\nin place (as a stream's decoder block: each batch page-locked where it lies, no host copy of the input; {how}):");
+    let copy = if take_out { "together, each batch also copied to be kept for take-out (--no-take-out: not)" } else { "no host copy of the input" };
+    println!("\nin place (as a stream's decoder block: each batch page-locked where it lies; {copy}; {how}):");
     let mut alone = Vec::new();
     for &d in devices {
         crate::figures::measuring(&format!("GPU {d} alone, in place"));
@@ -449,7 +453,11 @@ fn in_place_report<T: Copy + Send + Sync>(
     crate::figures::measuring("PCIe, every device at once");
     let together = crate::gpu::bench::pinned_h2d_together_gbps(devices, PCIE_BYTES)?;
     let first = alone.first().copied().unwrap_or(f64::NAN);
-    crate::figures::row("devices in place", format!("all {n}"), &[("end-to-end", all, "Gb/s"), ("speed-up over the first alone", all / first, "×")])?;
+    crate::figures::row(
+        "devices in place",
+        format!("all {n}"),
+        &[("end-to-end", all, "Gb/s"), ("speed-up over the first alone", all / first, "×"), ("PCIe, every link at once", together, "GB/s")],
+    )?;
     println!(
         "all {}, in place, streaming {batches} batches: end to end {all:.1} Gb/s, {:.2}× GPU {lead} alone; beside it the devices' kernels add up to {kernels:.1} Gb/s ({:.0} %), {n} × PCIe carry {links:.1} Gb/s of information ({:.0} %), the {n} links copying at once {together:.1} GB/s, {:.1} Gb/s of information ({:.0} %)",
         crate::codes::words::count_of(n as u64, "GPU"),
