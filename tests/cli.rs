@@ -172,7 +172,7 @@ fn ber_rejects_bad_options_in_one_line() {
     rejected(&ber(&["--gpu-devices", ""]), "an empty device list");
     rejected(&["bench", "conv", "--backend", "gpu", "--gpu-devices", "one"], "'one' is not a device index");
     fails(&["bench", "conv", "--backend", "cpu", "--gpu-devices", "0"], &["--gpu-devices apply to the GPU"]);
-    fails(&["bench", "conv", "--no-take-out"], &["--no-take-out applies to several GPUs", "--gpu-devices"]);
+    fails(&["bench", "conv", "--take-out"], &["--take-out applies to several GPUs", "--gpu-devices"]);
     if no_gpu() {
         fails(&ber(&["--backend", "gpu", "--gpu-devices", "0,1", "--channel", "host"]), &["--backend gpu"]);
     }

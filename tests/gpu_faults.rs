@@ -119,8 +119,8 @@ fn several_gpus(name: &str) -> Option<usize> {
     Some(found)
 }
 
-/// Over several GPUs, a device that fails is taken out and the others
-/// decode its batches: each family's shipped flowgraph on every GPU with
+/// Over several GPUs with `gpu_take_out`, a device that fails is taken out
+/// and the others decode its batches: each family's shipped flowgraph on every GPU with
 /// GPU 1's third batch never ending (the watchdog gives up on it after 1 s)
 /// ends as the fault-free run does (the same BER line), and stderr names
 /// GPU 1 and the watchdog. Needs two GPUs. (A kernel that traps cannot be
@@ -131,7 +131,7 @@ fn a_gpu_that_fails_among_several_is_taken_out_and_no_bit_is_lost() {
     let Some(found) = several_gpus("a_gpu_that_fails_among_several_is_taken_out_and_no_bit_is_lost") else { return };
     for (file, sets) in RUNS {
         let runs = ["", "hang:3@1"].map(|fault| {
-            let o = run_with(file, sets, &["--gpu-devices", "all", "--set", "decoder.gpu_watchdog_ms=1000"], fault);
+            let o = run_with(file, sets, &["--gpu-devices", "all", "--set", "decoder.gpu_watchdog_ms=1000", "--set", "decoder.gpu_take_out=true"], fault);
             let (out, err) = (String::from_utf8_lossy(&o.stdout).to_string(), String::from_utf8_lossy(&o.stderr).to_string());
             assert!(o.status.success(), "{file} with {fault:?}: status {:?}\n{out}\n{err}", o.status.code());
             (out, err)
@@ -144,8 +144,9 @@ fn a_gpu_that_fails_among_several_is_taken_out_and_no_bit_is_lost() {
     }
 }
 
-/// Over several GPUs, a kernel that traps on GPU 1 fails the run at once
-/// with CUDA's error and says why the others cannot take over: CUDA
+/// Over several GPUs with `gpu_take_out`, a kernel that traps on GPU 1
+/// fails the run at once with CUDA's error and says why the others cannot
+/// take over (without take-out no other is asked to): CUDA
 /// documents that the process can then use no device again (on the lent
 /// H200s the other GPUs' next waits failed with CUDA_ERROR_LAUNCH_FAILED).
 /// Needs two GPUs.
@@ -155,6 +156,6 @@ fn a_kernel_fault_among_several_gpus_fails_the_run_saying_why() {
         return;
     }
     for (file, sets) in RUNS {
-        fails_with(file, sets, &["--gpu-devices", "all"], "trap:3@1", &["CUDA_ERROR_LAUNCH_FAILED", "serves no GPU of the process", "cannot take over"]);
+        fails_with(file, sets, &["--gpu-devices", "all", "--set", "decoder.gpu_take_out=true"], "trap:3@1", &["CUDA_ERROR_LAUNCH_FAILED", "serves no GPU of the process", "cannot take over"]);
     }
 }

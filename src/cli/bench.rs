@@ -46,10 +46,11 @@ pub struct BenchArgs {
     /// GPUs to spread the decoding over: indices (0,1) or all; a decoder per device, batches to the least busy, measured end to end (default: GPU 0 alone, with the GPU's own tables).
     #[arg(long, value_parser = DeviceList::parse)]
     pub gpu_devices: Option<DeviceList>,
-    /// With --gpu-devices: keep no copy of each batch for taking a failed
-    /// device out (a device failure then fails the run).
+    /// With --gpu-devices: keep a copy of each batch so that a failed device
+    /// is taken out and the others decode its batches (as `gpu_take_out =
+    /// true` in a flowgraph; without it a device failure fails the run).
     #[arg(long)]
-    pub no_take_out: bool,
+    pub take_out: bool,
     /// LLR types to measure: i8, f32 or both (default: the family's: both
     /// for conv; for turbo i8 on a GPU, f32 on the CPU).
     #[arg(long, value_enum)]
@@ -154,7 +155,7 @@ impl BenchArgs {
                 "--slots, --batch-units, --no-tables and --gpu-devices apply to the GPU, which this run does not use"
             );
         }
-        anyhow::ensure!(!self.no_take_out || self.gpu_devices.is_some(), "--no-take-out applies to several GPUs: give --gpu-devices too");
+        anyhow::ensure!(!self.take_out || self.gpu_devices.is_some(), "--take-out applies to several GPUs: give --gpu-devices too");
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let threads = match (choice.gpu, self.threads) {
             (true, _) => vec![0],
@@ -171,7 +172,7 @@ impl BenchArgs {
             slots,
             batch_units: self.batch_units.unwrap_or(0),
             devices: self.gpu_devices.clone(),
-            take_out: !self.no_take_out,
+            take_out: self.take_out,
         })
     }
 }
@@ -279,7 +280,7 @@ impl BenchArgs {
         if let Some(path) = &self.json {
             crate::files::check_writable(path).map_err(|e| anyhow::anyhow!("--json: {e}"))?;
         }
-        anyhow::ensure!(!self.no_take_out || self.gpu_devices.is_some(), "--no-take-out applies to several GPUs: give --gpu-devices too");
+        anyhow::ensure!(!self.take_out || self.gpu_devices.is_some(), "--take-out applies to several GPUs: give --gpu-devices too");
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         // The devices as the driver lists them; none where there is no driver.
         let devices: Vec<serde_json::Value> = crate::gpu::devices()
@@ -434,7 +435,7 @@ fn in_place_report<T: Copy + Send + Sync>(
     let n = devices.len();
     let packed = total.pack_bits();
     let how = if packed { "bits handed packed" } else { "bits a byte each (this decoder does not pack them)" };
-    let copy = if take_out { "together, each batch also copied to be kept for take-out (--no-take-out: not)" } else { "no host copy of the input" };
+    let copy = if take_out { "together, each batch also copied to be kept for --take-out" } else { "no host copy of the input" };
     println!("\nin place (as a stream's decoder block: each batch page-locked where it lies; {copy}; {how}):");
     let mut alone = Vec::new();
     for &d in devices {

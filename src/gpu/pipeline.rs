@@ -53,8 +53,10 @@ pub struct PipelineOptions {
     pub devices: Option<super::DeviceList>,
     /// With several devices, keep each batch's input until its results are
     /// collected (a host copy of it), so that a device that fails is taken
-    /// out and its batches decoded again by the others; without, batches go
-    /// to the devices as they lie and a device failure fails the decoder.
+    /// out and its batches decoded again by the others; without (the
+    /// default: the copy is a host pass, which costs several GPUs their
+    /// speed-up where the host's memory sets the pace), batches go to the
+    /// devices as they lie and a device failure fails the decoder, naming it.
     pub take_out: bool,
     /// Pipeline slots, 1 ..= [`MAX_SLOTS`] (≥ 2 overlaps copies with compute).
     pub slots: usize,
@@ -80,7 +82,7 @@ pub const MAX_WATCHDOG_MS: u64 = 3_600_000;
 
 impl Default for PipelineOptions {
     fn default() -> Self {
-        Self { device: 0, devices: None, take_out: true, slots: DEFAULT_SLOTS, batch_units: 0, host_threads: 0, poison: None, watchdog: None, fault: None }
+        Self { device: 0, devices: None, take_out: false, slots: DEFAULT_SLOTS, batch_units: 0, host_threads: 0, poison: None, watchdog: None, fault: None }
     }
 }
 

@@ -48,8 +48,8 @@ pub(super) const BACKEND: &[Param] = &[
     Param::with_default(
         "gpu_take_out",
         ParamType::Flag,
-        Literal::Flag(true),
-        "with several gpu_devices, keep a copy of each batch so that a failed device is taken out and the others decode its batches (false: no copy, a device failure fails the run)",
+        Literal::Flag(false),
+        "with several gpu_devices, keep a copy of each batch so that a failed device is taken out and the others decode its batches (a host pass over the input: slower); false: no copy, a device failure fails the run naming the device",
     ),
     Param::with_default("gpu_slots", ParamType::Count, Literal::Count(DEFAULT_SLOTS as u64), "GPU pipeline slots (batches in flight), 1..=16"),
     Param::with_default(
