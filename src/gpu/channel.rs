@@ -20,7 +20,7 @@ use super::link::{PointChannel, launch};
 use super::memory::{DeviceBuf, Event, PinnedBuf};
 use super::registered::Registered;
 use crate::codes::channel::Quantizer;
-use crate::codes::error::{CodeResult, invalid};
+use crate::codes::error::{CodeError, CodeResult, invalid};
 use crate::codes::llr::Llr;
 use crate::codes::threads::par_copy;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, result, sys};
@@ -118,7 +118,8 @@ impl<T: Llr> GpuBpskAwgn<T> {
         // stream buffer may be rewritten once it returns.
         let drained = self.slots.iter_mut().try_for_each(|slot| finish(slot, out, &mut bad));
         match drained.and(run) {
-            Err(e) => Err(invalid!("GPU {}: the channel: {e:#}", self.ctx.ordinal())),
+            // What fails here is CUDA work (copies, launches, waits): the device's failure.
+            Err(e) => Err(CodeError::Device(format!("GPU {}: the channel: {e:#}", self.ctx.ordinal()))),
             Ok(()) => match bad {
                 Some(i) => Err(invalid!("channel bit at index {i} is {}, not 0 or 1", bits[i])),
                 None => {
