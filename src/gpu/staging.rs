@@ -4,6 +4,7 @@
 //! its place in the batch.
 
 use crate::codes::decode::Batch;
+use crate::codes::error::CodeResult;
 use crate::codes::llr::{Llr, LlrType, all_finite};
 use crate::gpu::pipeline::{par_chunks, par_units};
 use crate::gpu::stream_copy::stream_copy;
@@ -78,7 +79,7 @@ fn name_non_finite<T: Llr>(finite: std::sync::atomic::AtomicBool, batch: &Batch<
 /// stream, or a caller's buffer of whole units), so that the region holds
 /// unit u at u · stride (0 for one unit): what a decoder can copy to the
 /// device as it lies.
-pub(crate) fn strided_region<'a, T: Copy>(batch: &Batch<'a, T>, units: usize, unit_len: usize) -> Option<(&'a [T], usize)> {
+fn strided_region<'a, T: Copy>(batch: &Batch<'a, T>, units: usize, unit_len: usize) -> Option<(&'a [T], usize)> {
     if units == 0 {
         return None;
     }
@@ -89,4 +90,18 @@ pub(crate) fn strided_region<'a, T: Copy>(batch: &Batch<'a, T>, units: usize, un
         s.start == first + u * stride && s.len == unit_len
     });
     even.then(|| (&batch.items()[first..first + (units - 1) * stride + unit_len], stride))
+}
+
+/// [`strided_region`], when `fits(stride)` says the decoder's kernel reads
+/// units so, with its LLRs checked as staging checks them (f32: every one
+/// finite, the error naming the first that is not); `None`: the batch is
+/// staged instead.
+pub(crate) fn in_place_region<'a, T: Llr>(batch: &Batch<'a, T>, units: usize, unit_len: usize, fits: impl Fn(usize) -> bool) -> CodeResult<Option<(&'a [T], usize)>> {
+    let Some((region, stride)) = strided_region(batch, units, unit_len).filter(|&(_, stride)| fits(stride)) else {
+        return Ok(None);
+    };
+    if T::TYPE == LlrType::F32 && !all_finite(region) {
+        batch.check_finite(0..units)?;
+    }
+    Ok(Some((region, stride)))
 }

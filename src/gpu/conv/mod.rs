@@ -13,13 +13,13 @@ pub use link::{DeviceConvLink, compile_conv_link_kernels};
 
 use super::backend::{BackendOptions, Choice, select};
 use super::multi::on_devices;
-use super::staging::{stage_units, strided_region};
+use super::staging::{in_place_region, stage_units};
 use super::device::{context, cuda, device_error};
 use super::pipeline::{BatchSplit, MAX_BATCH_BYTES, Pipeline, PipelineOptions, SlotSize, default_batch_units, par_unpack};
 use crate::codes::conv::{CpuViterbi, DepuncturedUnits, PuncturePattern, TileConfig, Trellis, ViterbiLlr, ViterbiMode};
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
 use crate::codes::error::CodeResult;
-use crate::codes::llr::{Llr, LlrType, all_finite};
+use crate::codes::llr::Llr;
 use crate::codes::packed::units_to_msb_bytes;
 use kernel::ViterbiKernel;
 use std::sync::Arc;
@@ -198,13 +198,10 @@ impl<T: Llr> BatchDecoder<T> for GpuViterbi<T> {
     unsafe fn submit_reused(&mut self, batch: &Batch<'_, T>) -> CodeResult<bool> {
         let units = check_batch(batch, &self.shape, self.limit())?;
         // The kernel's vector loads take whole 16-byte lines; tiles overlap, so the stride is at most a unit.
-        let lined = |&(_, stride): &(&[T], usize)| (stride * size_of::<T>()).is_multiple_of(16) && stride <= self.shape[0].items;
-        let Some((region, stride)) = strided_region(batch, units, self.shape[0].items).filter(lined) else {
+        let lined = |stride: usize| (stride * size_of::<T>()).is_multiple_of(16) && stride <= self.shape[0].items;
+        let Some((region, stride)) = in_place_region(batch, units, self.shape[0].items, lined)? else {
             return self.submit(batch).map(|()| false);
         };
-        if T::TYPE == LlrType::F32 && !all_finite(region) {
-            batch.check_finite(0..units)?;
-        }
         let k = &self.kernel;
         let out_len = units * self.tile.group * self.out_words;
         let sent = self.pipe.submit_registered(region, out_len, 0, |s, slot| k.run_slot(s, slot, stride * size_of::<T>(), units)).map_err(device_error)?;

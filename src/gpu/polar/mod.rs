@@ -18,10 +18,10 @@ use super::compile::kernel;
 use super::device::{DeviceInfo, context, cuda, device_error, info_of};
 use super::memory::DeviceBuf;
 use super::pipeline::{BatchSplit, MAX_BATCH_BYTES, Pipeline, PipelineOptions, SlotBuffers, SlotSize, default_batch_units, par_unpack};
-use super::staging::{stage_units, strided_region};
+use super::staging::{in_place_region, stage_units};
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
 use crate::codes::error::CodeResult;
-use crate::codes::llr::{Llr, LlrType, all_finite};
+use crate::codes::llr::Llr;
 use crate::codes::packed::units_to_msb_bytes;
 use crate::codes::polar::nr::NrDecoder;
 use crate::codes::polar::{Algorithm, BpConfig, BpPrecision, CpuPolar, EarlyStop, PolarChain, PolarFrames, PolarSpec};
@@ -249,12 +249,9 @@ impl<T: Llr> BatchDecoder<T> for GpuPolar<T> {
     unsafe fn submit_reused(&mut self, batch: &Batch<'_, T>) -> CodeResult<bool> {
         let units = check_batch(batch, &self.shape, self.limit())?;
         let n = self.spec.n();
-        let Some((region, _)) = strided_region(batch, units, n).filter(|&(_, stride)| stride == n || units == 1) else {
+        let Some((region, _)) = in_place_region(batch, units, n, |stride| stride == n || units == 1)? else {
             return self.submit(batch).map(|()| false);
         };
-        if T::TYPE == LlrType::F32 && !all_finite(region) {
-            batch.check_finite(0..units)?;
-        }
         let words = out_words(self.spec.code().k(), self.soft);
         let launcher = Launcher { f: &self.function, g: self.geometry, tables: self.tables.ptr() };
         let sent = self.pipe.submit_registered(region, units * words, units, |s, slot| launcher.run(s, slot, units)).map_err(device_error)?;

@@ -21,10 +21,10 @@ use super::compile::kernels;
 use super::device::{DeviceInfo, context, cuda, device_error, info_of};
 use super::memory::DeviceBuf;
 use super::pipeline::{BatchSplit, MAX_BATCH_BYTES, Pipeline, PipelineOptions, SlotBuffers, SlotSize, default_batch_units, par_unpack};
-use super::staging::{stage_each, stage_units, strided_region};
+use super::staging::{in_place_region, stage_each, stage_units};
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitReport, UnitShape, check_batch};
 use crate::codes::error::CodeResult;
-use crate::codes::llr::{Llr, LlrType, all_finite};
+use crate::codes::llr::{Llr, LlrType};
 use crate::codes::packed::units_to_msb_bytes;
 use crate::codes::turbo::decoder::Precision;
 use crate::codes::turbo::rate_match::{KNOWN_ZERO, NOT_SENT, RateMatch};
@@ -489,14 +489,13 @@ impl<T: Llr> BatchDecoder<T> for GpuTurbo<T> {
     unsafe fn submit_reused(&mut self, batch: &Batch<'_, T>) -> CodeResult<bool> {
         let units = check_batch(batch, &self.shape, self.limit())?;
         let n = self.code.coded_len();
-        let whole = |&(_, stride): &(&[T], usize)| stride == n || units == 1;
-        let region = if self.dematch.is_none() { strided_region(batch, units, n).filter(whole) } else { None };
+        let region = match self.dematch {
+            None => in_place_region(batch, units, n, |stride| stride == n || units == 1)?,
+            Some(_) => None,
+        };
         let Some((region, _)) = region else {
             return self.submit(batch).map(|()| false);
         };
-        if T::TYPE == LlrType::F32 && !all_finite(region) {
-            batch.check_finite(0..units)?;
-        }
         let words = self.geometry.words + if self.soft { self.geometry.k } else { 0 };
         let launcher = launcher::<T>(&self.functions, &self.geometry, &self.cfg, self.inv_scale, &self.tables, self.fused, self.kernel_i8, None, self.pitch);
         let sent = self.pipe.submit_registered(region, units * words, units, |s, slot| launcher.run(s, slot, n, units)).map_err(device_error)?;
