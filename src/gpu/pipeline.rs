@@ -338,6 +338,13 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
         self.in_flight
     }
 
+    /// Whether the oldest batch's work has ended (or failed), so that
+    /// [`Self::collect`] waits for nothing on the device.
+    pub(crate) fn oldest_ready(&self) -> bool {
+        let n = self.slots.len();
+        self.in_flight > 0 && !self.slots[(self.head + n - self.in_flight) % n].done[1].pending()
+    }
+
     /// Stage a batch of `parts` parts of `part_len` input items each with `fill`
     /// (which writes the parts of the range it is given to the slot's pinned
     /// input, a chunk at a time) and copy each chunk in as soon as it is staged;

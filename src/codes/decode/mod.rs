@@ -125,6 +125,14 @@ pub trait BatchDecoder<T: Copy + Send + Sync>: Send {
     /// Batches submitted and not yet collected.
     fn in_flight(&self) -> usize;
 
+    /// Whether the oldest batch in flight is decoded, so that
+    /// [`collect`](Self::collect) would only hand its results over, waiting for
+    /// no device; `false` when nothing is in flight, or when the decoder
+    /// cannot tell without waiting.
+    fn oldest_ready(&mut self) -> bool {
+        false
+    }
+
     /// One line naming the backend and its resources, e.g. `cpu (2 threads, avx2)`.
     fn describe(&self) -> String;
 

@@ -256,6 +256,10 @@ impl<T: Llr> BatchDecoder<T> for GpuViterbi<T> {
         self.pipe.in_flight()
     }
 
+    fn oldest_ready(&mut self) -> bool {
+        self.pipe.oldest_ready()
+    }
+
     fn describe(&self) -> String {
         let k = &self.kernel;
         let (major, minor) = k.device.compute_capability;

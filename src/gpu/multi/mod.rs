@@ -5,9 +5,13 @@
 //! flight, results collected in the order the batches came. A device that
 //! fails is taken out and its batches in flight decoded again by the others
 //! from the input kept for them ([`kept`]), unless the failure is a kernel
-//! fault, after which CUDA serves no device of the process. Every family gets it through
-//! [`on_devices`], which its decoder builder calls.
+//! fault, after which CUDA serves no device of the process. Each device's
+//! thread collects the batches its device has finished ahead of the
+//! caller ([`ahead`]), so that the devices' host parts of collecting run
+//! side by side. Every family gets it through [`on_devices`], which its
+//! decoder builder calls.
 
+mod ahead;
 mod kept;
 mod worker;
 
@@ -15,6 +19,7 @@ use super::device::devices;
 use super::pipeline::PipelineOptions;
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitShape, check_batch};
 use crate::codes::error::{CodeError, CodeResult, invalid};
+use ahead::{Ahead, PROBE};
 use kept::Kept;
 use std::collections::VecDeque;
 use worker::Worker;
@@ -139,8 +144,11 @@ struct Lane<T: Copy + Send + Sync + 'static> {
     depth: usize,
     /// The batches submitted to its decoder, oldest first: its collect order.
     fifo: VecDeque<u64>,
-    /// Submissions posted whose answers were not read yet.
+    /// Submissions and probes posted whose answers were not read yet.
     unanswered: usize,
+    /// The results of its oldest batches, collected by its thread ahead of
+    /// the caller: the first of `fifo`, in order.
+    ahead: Ahead,
     /// Why it was taken out: the device failure.
     out: Option<String>,
     /// Batches and units it decoded.
@@ -206,7 +214,7 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
             .zip(devices)
             .map(|(d, device)| {
                 let depth = d.depth();
-                Ok(Lane { device, worker: Worker::start(device, d)?, depth, fifo: VecDeque::new(), unanswered: 0, out: None, dealt: (0, 0) })
+                Ok(Lane { device, worker: Worker::start(device, d)?, depth, fifo: VecDeque::new(), unanswered: 0, ahead: Ahead::default(), out: None, dealt: (0, 0) })
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         let host = super::host_pool::host_pool(0)?;
@@ -321,19 +329,30 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
     /// error among them. A batch the decoder refused (its input, not the
     /// device) is no longer in flight.
     fn settle(&mut self, lane: usize) -> CodeResult<()> {
+        self.answers(lane, true)
+    }
+
+    /// Read `lane`'s answers as [`Self::settle`] does, all of them
+    /// (`wait`) or those given already.
+    fn answers(&mut self, lane: usize, wait: bool) -> CodeResult<()> {
         let mut first = Ok(());
         while self.lanes[lane].unanswered > 0 {
-            let answer = self.lanes[lane].worker.answer();
-            self.lanes[lane].unanswered -= 1;
+            let l = &self.lanes[lane];
+            let answer = if wait { l.worker.answer().map(Some) } else { l.worker.try_answer() };
             let (seq, result) = match answer {
-                Ok(a) => a,
+                Ok(Some(a)) => a,
+                Ok(None) => break,
                 Err(gone) => {
                     self.lanes[lane].unanswered = 0;
                     return Err(gone);
                 }
             };
+            self.lanes[lane].unanswered -= 1;
+            if seq == PROBE {
+                self.lanes[lane].ahead.answered();
+            }
             let Err(e) = result else { continue };
-            if !matches!(e, CodeError::Device(_)) {
+            if seq != PROBE && !matches!(e, CodeError::Device(_)) {
                 self.lanes[lane].fifo.retain(|&s| s != seq);
                 if let Some(at) = self.flights.iter().position(|f| f.seq == seq) {
                     let f = self.flights.remove(at).expect("a flight found");
@@ -345,6 +364,24 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
             }
         }
         first
+    }
+
+    /// Read the answers `lane` has given, and have its thread collect its
+    /// oldest batch not yet collected if the device has finished it
+    /// ([`Ahead::probe`]). A device failure among the answers takes the
+    /// lane out as [`Self::fail`] does.
+    fn poll(&mut self, lane: usize) -> CodeResult<()> {
+        if self.lanes[lane].out.is_some() {
+            return Ok(());
+        }
+        if let Err(e) = self.answers(lane, false) {
+            return self.fail(lane, e);
+        }
+        let l = &mut self.lanes[lane];
+        if l.ahead.probe(&l.worker, l.fifo.len()) {
+            l.unanswered += 1;
+        }
+        Ok(())
     }
 
     /// After `e` from `lane`: a device failure with another device in
@@ -375,8 +412,16 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
         }
         let l = &mut self.lanes[lane];
         l.out = Some(why.clone());
-        l.fifo.clear();
-        let device = l.device;
+        // Its batches collected ahead are decoded: kept for their turn.
+        let ahead: Vec<(u64, Decoded)> = l.fifo.drain(..).zip(l.ahead.drain()).collect();
+        l.dealt.0 += ahead.len() as u64;
+        for (seq, done) in ahead {
+            let Some(f) = self.flight(seq) else { continue };
+            f.state = State::Done(done);
+            let units = f.units as u64;
+            self.lanes[lane].dealt.1 += units;
+        }
+        let device = self.lanes[lane].device;
         let mut moved = 0;
         for f in self.flights.iter_mut().filter(|f| matches!(f.state, State::On(i) if i == lane)) {
             f.state = State::Orphan;
@@ -439,7 +484,10 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
         self.settle(lane)?;
         let lens = (out.bits.len(), out.packed.len(), out.soft.len(), out.reports.len());
         let l = &mut self.lanes[lane];
-        let got = l.worker.call(|d| d.collect(out)).and_then(|r| r);
+        let got = match l.ahead.take(out) {
+            true => Ok(true),
+            false => l.worker.call(|d| d.collect(out)).and_then(|r| r),
+        };
         if !matches!(got, Ok(true)) {
             out.bits.truncate(lens.0);
             out.packed.truncate(lens.1);
@@ -494,7 +542,7 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
             let l = &mut self.lanes[lane];
             if l.out.is_none() {
                 let mut scratch = Decoded::default();
-                for _ in 0..l.fifo.len() {
+                for _ in l.ahead.drain().len()..l.fifo.len() {
                     if !matches!(l.worker.call(|d| d.collect(&mut scratch)), Ok(Ok(true))) {
                         break;
                     }
@@ -504,6 +552,48 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
         }
         let flights = std::mem::take(&mut self.flights);
         self.spare.extend(flights.into_iter().map(|f| f.kept));
+    }
+
+    /// Collect the oldest batch in flight into `out` (the trait's
+    /// [`collect`](BatchDecoder::collect) before its polls).
+    fn collect_oldest(&mut self, out: &mut Decoded) -> CodeResult<bool> {
+        for lane in 0..self.lanes.len() {
+            self.poll(lane)?;
+        }
+        loop {
+            let Some(front) = self.flights.front_mut() else { return Ok(false) };
+            let seq = front.seq;
+            match front.state {
+                State::Done(ref mut aside) => {
+                    ahead::hand_over(aside, out);
+                    let f = self.flights.pop_front().expect("the front flight");
+                    self.spare.push(f.kept);
+                    return Ok(true);
+                }
+                State::Orphan => {
+                    self.place(0, true)?;
+                }
+                State::On(lane) => {
+                    if let Err(e) = self.settle(lane) {
+                        self.fail(lane, e)?;
+                        continue;
+                    }
+                    if self.lanes[lane].fifo.front() != Some(&seq) {
+                        // Submitted again behind younger batches of its new device.
+                        self.stash(lane)?;
+                        continue;
+                    }
+                    match self.collect_front(lane, out) {
+                        Ok(()) => {
+                            let f = self.flights.pop_front().expect("the front flight");
+                            self.spare.push(f.kept);
+                            return Ok(true);
+                        }
+                        Err(e) => self.fail(lane, e)?,
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -563,43 +653,14 @@ impl<T: Copy + Send + Sync + 'static> BatchDecoder<T> for MultiDevice<T> {
     }
 
     fn collect(&mut self, out: &mut Decoded) -> CodeResult<bool> {
-        loop {
-            let Some(front) = self.flights.front_mut() else { return Ok(false) };
-            let seq = front.seq;
-            match front.state {
-                State::Done(ref mut aside) => {
-                    out.bits.append(&mut aside.bits);
-                    out.packed.append(&mut aside.packed);
-                    out.soft.append(&mut aside.soft);
-                    out.reports.append(&mut aside.reports);
-                    let f = self.flights.pop_front().expect("the front flight");
-                    self.spare.push(f.kept);
-                    return Ok(true);
-                }
-                State::Orphan => {
-                    self.place(0, true)?;
-                }
-                State::On(lane) => {
-                    if let Err(e) = self.settle(lane) {
-                        self.fail(lane, e)?;
-                        continue;
-                    }
-                    if self.lanes[lane].fifo.front() != Some(&seq) {
-                        // Submitted again behind younger batches of its new device.
-                        self.stash(lane)?;
-                        continue;
-                    }
-                    match self.collect_front(lane, out) {
-                        Ok(()) => {
-                            let f = self.flights.pop_front().expect("the front flight");
-                            self.spare.push(f.kept);
-                            return Ok(true);
-                        }
-                        Err(e) => self.fail(lane, e)?,
-                    }
-                }
+        let got = self.collect_oldest(out);
+        // The batches finished meanwhile are unpacked while the caller goes on.
+        if matches!(got, Ok(true)) {
+            for lane in 0..self.lanes.len() {
+                self.poll(lane)?;
             }
         }
+        got
     }
 
     fn in_flight(&self) -> usize {

@@ -82,6 +82,15 @@ impl<T: Copy + Send + Sync + 'static> Worker<T> {
     pub(super) fn answer(&self) -> CodeResult<(u64, CodeResult<()>)> {
         self.answers.recv().map_err(|_| self.gone())
     }
+
+    /// [`Self::answer`] if the job has answered, else `None` at once.
+    pub(super) fn try_answer(&self) -> CodeResult<Option<(u64, CodeResult<()>)>> {
+        match self.answers.try_recv() {
+            Ok(a) => Ok(Some(a)),
+            Err(mpsc::TryRecvError::Empty) => Ok(None),
+            Err(mpsc::TryRecvError::Disconnected) => Err(self.gone()),
+        }
+    }
 }
 
 impl<T: Copy + Send + Sync + 'static> Drop for Worker<T> {

@@ -537,6 +537,10 @@ impl<T: Received> BatchDecoder<T> for GpuSync<T> {
         self.pipe.in_flight()
     }
 
+    fn oldest_ready(&mut self) -> bool {
+        self.pipe.oldest_ready()
+    }
+
     fn gives_soft(&self) -> bool {
         self.shape.soft
     }

@@ -558,6 +558,10 @@ impl<T: Llr> BatchDecoder<T> for GpuTurbo<T> {
         self.pipe.in_flight()
     }
 
+    fn oldest_ready(&mut self) -> bool {
+        self.pipe.oldest_ready()
+    }
+
     fn gives_soft(&self) -> bool {
         self.soft
     }

@@ -104,6 +104,10 @@ impl<T: Llr> BatchDecoder<T> for DepuncturedUnits<T> {
         self.inner.in_flight()
     }
 
+    fn oldest_ready(&mut self) -> bool {
+        self.inner.oldest_ready()
+    }
+
     fn describe(&self) -> String {
         format!("{}, depuncturing '{}' per unit", self.inner.describe(), self.pattern)
     }
