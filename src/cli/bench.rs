@@ -29,7 +29,9 @@ pub struct BenchArgs {
     /// Seconds of repetitions per row (at most 3600); the fastest of at least three counts.
     #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
     pub seconds: f64,
-    /// CPU threads (1..=1024); without it, one thread and all cores are measured.
+    /// CPU threads (1..=1024); without it, one thread and all cores are
+    /// measured. On a GPU, the host threads that stage and unpack its
+    /// batches (as `gpu_host_threads` in a flowgraph; default three quarters of the cores).
     #[arg(long, value_parser = count_usize)]
     pub threads: Option<usize>,
     /// On a GPU, skip the paper's Table IV and V grids (they take a minute or two).
@@ -111,12 +113,14 @@ pub struct Run {
     pub devices: Option<DeviceList>,
     /// Whether several GPUs keep each batch to take a failed one out.
     pub take_out: bool,
+    /// Host threads of the GPU pipelines (0: their default).
+    pub host_threads: usize,
 }
 
 impl Run {
-    /// The pipeline of one GPU decoder on `device`: the run's slots and batch.
+    /// The pipeline of one GPU decoder on `device`: the run's slots, batch and host threads.
     pub fn pipeline(&self, device: usize) -> crate::gpu::PipelineOptions {
-        crate::gpu::PipelineOptions { device, slots: self.slots, batch_units: self.batch_units, ..Default::default() }
+        crate::gpu::PipelineOptions { device, slots: self.slots, batch_units: self.batch_units, host_threads: self.host_threads, ..Default::default() }
     }
 
     /// The pipeline of the run's decoder: [`Self::pipeline`] over the run's devices.
@@ -173,6 +177,7 @@ impl BenchArgs {
             batch_units: self.batch_units.unwrap_or(0),
             devices: self.gpu_devices.clone(),
             take_out: self.take_out,
+            host_threads: if choice.gpu { self.threads.unwrap_or(0) } else { 0 },
         })
     }
 }
@@ -327,16 +332,20 @@ const PCIE_BYTES: usize = 256 << 20;
 /// round robin, so that no pipeline fills or drains inside the figure); each
 /// device alone, built by `one`, kernel-only and end to end, with its PCIe
 /// host→device rate and the batches the row dealt it; the host's memory
-/// limits on its pipeline threads (with `take_out`, the copy that keeps
-/// each batch besides); and which limit binds. Then the same in place
-/// ([`in_place_report`]), as a stream's decoder block decodes.
+/// limits on its pipeline threads (with the run's take-out, the copy that
+/// keeps each batch besides); and which limit binds. Then the same in place
+/// ([`in_place_report`]), as a stream's decoder block decodes. Each
+/// end-to-end figure is streamed again and again for the run's time (at
+/// least three times; [`Repeated`]): a stream of a few dozen batches lasts
+/// tens of milliseconds, within which one hiccup of the host shows.
 pub fn devices_report<T: Copy + Send + Sync>(
     total: &mut dyn BatchDecoder<T>,
     devices: &[usize],
-    take_out: bool,
+    run: &Run,
     one: impl Fn(usize) -> anyhow::Result<Box<dyn crate::gpu::bench::GpuBench<T>>>,
     units: &[T],
 ) -> anyhow::Result<()> {
+    let take_out = run.take_out;
     use crate::gpu::bench::{end_to_end, end_to_end_gbps, host_floor, kernel_only, pinned_h2d_gbps};
     let Some(&lead) = devices.first() else { return Ok(()) };
     let shape = total.shapes()[0];
@@ -353,7 +362,7 @@ pub fn devices_report<T: Copy + Send + Sync>(
     let n = dealt.len();
     crate::figures::measuring("all devices, streaming");
     let batches = STREAM_BATCHES_PER_DEVICE * n;
-    let all = end_to_end_gbps(total, units, batches)?;
+    let all = Repeated::measure(run.budget, || end_to_end_gbps(total, units, batches))?;
     // Input bytes per information bit, rounded up (2 for i8 LLRs at rate 1/2).
     let in_bytes = (shape.items * std::mem::size_of::<T>()).div_ceil(shape.bits.max(1));
     let mut alone = Vec::new();
@@ -365,26 +374,34 @@ pub fn devices_report<T: Copy + Send + Sync>(
         crate::figures::measuring(&format!("GPU {d} alone"));
         let mut dec = one(d)?;
         let kernel = kernel_only(dec.as_mut(), units, 5)?;
-        let e2e = end_to_end(dec.as_mut(), units, STREAM_BATCHES_PER_DEVICE)?.gbps;
+        let e2e = Repeated::measure(run.budget, || Ok(end_to_end(dec.as_mut(), units, STREAM_BATCHES_PER_DEVICE)?.gbps))?;
         drop(dec);
         let link = pinned_h2d_gbps(d, PCIE_BYTES)?;
         let link_bits = link / in_bytes as f64;
         crate::figures::row(
             "devices",
             format!("GPU {d}"),
-            &[("kernel-only", kernel, "Gb/s"), ("end-to-end alone", e2e, "Gb/s"), ("PCIe host→device", link, "GB/s"), ("batches dealt", b as f64, "batches"), ("units dealt", u as f64, "units")],
+            &[
+                ("kernel-only", kernel, "Gb/s"),
+                ("end-to-end alone", e2e.best, "Gb/s"),
+                ("end-to-end alone, median", e2e.median, "Gb/s"),
+                ("PCIe host→device", link, "GB/s"),
+                ("batches dealt", b as f64, "batches"),
+                ("units dealt", u as f64, "units"),
+            ],
         )?;
-        println!("GPU {d}: kernel-only {kernel:.1} Gb/s, end to end alone {e2e:.1} Gb/s, PCIe host→device {link:.1} GB/s ({link_bits:.1} Gb/s of information), dealt {b} batches, {u} units");
+        println!("GPU {d}: kernel-only {kernel:.1} Gb/s, end to end alone {e2e}, PCIe host→device {link:.1} GB/s ({link_bits:.1} Gb/s of information), dealt {b} batches, {u} units");
         alone.push(e2e);
         kernels.push(kernel);
         links_gb += link;
         pcie.push(link_bits);
     }
-    let first = alone.first().copied().unwrap_or(f64::NAN);
-    crate::figures::row("devices", format!("all {n}"), &[("end-to-end", all, "Gb/s"), ("speed-up over the first alone", all / first, "×")])?;
-    println!("all {}, streaming {batches} batches: end to end {all:.1} Gb/s, {:.2}× GPU {} alone", crate::codes::words::count_of(n as u64, "GPU"), all / first, lead);
+    let first = alone.first().copied().unwrap_or(Repeated::NONE);
+    crate::figures::row("devices", format!("all {n}"), &all.speed_up_figures(first))?;
+    println!("all {}, streaming {batches} batches: end to end {all}, {} GPU {} alone", crate::codes::words::count_of(n as u64, "GPU"), all.speed_up(first), lead);
     let floor = host_floor(lead, in_bytes, total.limit().units * shape.bits)?;
-    let (devices, links) = (alone.iter().sum::<f64>(), pcie.iter().sum::<f64>());
+    let (devices, links) = (alone.iter().map(|a| a.best).sum::<f64>(), pcie.iter().sum::<f64>());
+    let all = all.best;
     // With take-out each batch's input is also copied once, to be kept for
     // another device should its own fail: that pass is the host's too.
     let (cap, kept) = match take_out {
@@ -408,7 +425,53 @@ pub fn devices_report<T: Copy + Send + Sync>(
     // In place a batch's bytes cross PCIe as they lie: its exact bytes per bit.
     let exact_bytes = (shape.items * std::mem::size_of::<T>()) as f64 / shape.bits.max(1) as f64;
     let devices: Vec<usize> = dealt.iter().map(|d| d.0).collect();
-    in_place_report(total, &devices, take_out, one, units, (kernels.iter().sum(), links_gb / exact_bytes), exact_bytes)
+    in_place_report(total, &devices, run, one, units, (kernels.iter().sum(), links_gb / exact_bytes), exact_bytes)
+}
+
+/// An end-to-end figure measured again and again: the fastest (as every
+/// bench row gives) and the median, Gb/s.
+#[derive(Debug, Clone, Copy)]
+struct Repeated {
+    best: f64,
+    median: f64,
+    times: usize,
+}
+
+impl Repeated {
+    /// No figure.
+    const NONE: Repeated = Repeated { best: f64::NAN, median: f64::NAN, times: 0 };
+
+    /// `figure` taken until `budget` has passed, at least three times.
+    fn measure(budget: Duration, mut figure: impl FnMut() -> anyhow::Result<f64>) -> anyhow::Result<Self> {
+        let start = Instant::now();
+        let mut got = Vec::new();
+        while got.len() < 3 || start.elapsed() < budget {
+            got.push(figure()?);
+        }
+        got.sort_by(f64::total_cmp);
+        Ok(Self { best: got[got.len() - 1], median: got[got.len() / 2], times: got.len() })
+    }
+
+    /// How much faster than `one`: fastest over fastest, median over median.
+    fn speed_up(&self, one: Repeated) -> String {
+        format!("{:.2}× (median {:.2}×)", self.best / one.best, self.median / one.median)
+    }
+
+    /// The figures of a row of all devices against `one` alone.
+    fn speed_up_figures(&self, one: Repeated) -> [(&'static str, f64, &'static str); 4] {
+        [
+            ("end-to-end", self.best, "Gb/s"),
+            ("end-to-end, median", self.median, "Gb/s"),
+            ("speed-up over the first alone", self.best / one.best, "×"),
+            ("speed-up over the first alone, medians", self.median / one.median, "×"),
+        ]
+    }
+}
+
+impl std::fmt::Display for Repeated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:.1} Gb/s (fastest of {}; median {:.1})", self.best, self.times, self.median)
+    }
 }
 
 /// The figures of [`devices_report`] as a stream's decoder block gets them:
@@ -424,7 +487,7 @@ pub fn devices_report<T: Copy + Send + Sync>(
 fn in_place_report<T: Copy + Send + Sync>(
     total: &mut dyn BatchDecoder<T>,
     devices: &[usize],
-    take_out: bool,
+    run: &Run,
     one: impl Fn(usize) -> anyhow::Result<Box<dyn crate::gpu::bench::GpuBench<T>>>,
     units: &[T],
     (kernels, links): (f64, f64),
@@ -435,38 +498,36 @@ fn in_place_report<T: Copy + Send + Sync>(
     let n = devices.len();
     let packed = total.pack_bits();
     let how = if packed { "bits handed packed" } else { "bits a byte each (this decoder does not pack them)" };
-    let copy = if take_out { "together, each batch also copied to be kept for --take-out" } else { "no host copy of the input" };
+    let copy = if run.take_out { "together, each batch also copied to be kept for --take-out" } else { "no host copy of the input" };
     println!("\nin place (as a stream's decoder block: each batch page-locked where it lies; {copy}; {how}):");
     let mut alone = Vec::new();
     for &d in devices {
         crate::figures::measuring(&format!("GPU {d} alone, in place"));
         let mut dec = one(d)?;
         dec.pack_bits();
-        let e2e = end_to_end_in_place(dec.as_mut(), units, STREAM_BATCHES_PER_DEVICE)?.gbps;
+        let e2e = Repeated::measure(run.budget, || Ok(end_to_end_in_place(dec.as_mut(), units, STREAM_BATCHES_PER_DEVICE)?.gbps))?;
         drop(dec);
-        crate::figures::row("devices in place", format!("GPU {d}"), &[("end-to-end alone", e2e, "Gb/s")])?;
-        println!("GPU {d} alone: end to end {e2e:.1} Gb/s");
+        crate::figures::row("devices in place", format!("GPU {d}"), &[("end-to-end alone", e2e.best, "Gb/s"), ("end-to-end alone, median", e2e.median, "Gb/s")])?;
+        println!("GPU {d} alone: end to end {e2e}");
         alone.push(e2e);
     }
     crate::figures::measuring("all devices, in place");
     let batches = STREAM_BATCHES_PER_DEVICE * n;
-    let all = end_to_end_in_place_gbps(total, units, batches)?;
+    let all = Repeated::measure(run.budget, || end_to_end_in_place_gbps(total, units, batches))?;
     crate::figures::measuring("PCIe, every device at once");
     let together = crate::gpu::bench::pinned_h2d_together_gbps(devices, PCIE_BYTES)?;
-    let first = alone.first().copied().unwrap_or(f64::NAN);
-    crate::figures::row(
-        "devices in place",
-        format!("all {n}"),
-        &[("end-to-end", all, "Gb/s"), ("speed-up over the first alone", all / first, "×"), ("PCIe, every link at once", together, "GB/s")],
-    )?;
+    let first = alone.first().copied().unwrap_or(Repeated::NONE);
+    let mut figures = all.speed_up_figures(first).to_vec();
+    figures.push(("PCIe, every link at once", together, "GB/s"));
+    crate::figures::row("devices in place", format!("all {n}"), &figures)?;
     println!(
-        "all {}, in place, streaming {batches} batches: end to end {all:.1} Gb/s, {:.2}× GPU {lead} alone; beside it the devices' kernels add up to {kernels:.1} Gb/s ({:.0} %), {n} × PCIe carry {links:.1} Gb/s of information ({:.0} %), the {n} links copying at once {together:.1} GB/s, {:.1} Gb/s of information ({:.0} %)",
+        "all {}, in place, streaming {batches} batches: end to end {all}, {} GPU {lead} alone; beside it the devices' kernels add up to {kernels:.1} Gb/s ({:.0} %), {n} × PCIe carry {links:.1} Gb/s of information ({:.0} %), the {n} links copying at once {together:.1} GB/s, {:.1} Gb/s of information ({:.0} %)",
         crate::codes::words::count_of(n as u64, "GPU"),
-        all / first,
-        100.0 * all / kernels,
-        100.0 * all / links,
+        all.speed_up(first),
+        100.0 * all.best / kernels,
+        100.0 * all.best / links,
         together / bytes_per_bit,
-        100.0 * all * bytes_per_bit / together
+        100.0 * all.best * bytes_per_bit / together
     );
     Ok(())
 }

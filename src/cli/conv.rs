@@ -142,7 +142,7 @@ fn rows<T: ViterbiLlr>(conv: &ConvSetup, on_load: bool, setup: &Setup, ebn0: f64
                 let p = run.pipeline(device);
                 Ok(Box::new(GpuViterbi::<T>::new(conv.trellis.clone(), tile, on_load.then_some(&conv.puncture), &p, ViterbiTuning::default())?))
             };
-            devices_report(decoder.as_mut(), &list.resolve()?, run.take_out, one, &units)?;
+            devices_report(decoder.as_mut(), &list.resolve()?, run, one, &units)?;
         }
     }
     Ok(())

@@ -75,7 +75,7 @@ fn rows<T: Llr>(chain: &PolarChain, ebn0: f64, run: &Run) -> anyhow::Result<()> 
                 let p = run.pipeline(device);
                 Ok(Box::new(GpuPolar::<T>::new(spec.clone(), cfg, false, &p)?))
             };
-            devices_report(dec.as_mut(), &list.resolve()?, run.take_out, one, &noisy.llrs)?;
+            devices_report(dec.as_mut(), &list.resolve()?, run, one, &noisy.llrs)?;
         }
     }
     Ok(())

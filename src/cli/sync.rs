@@ -76,7 +76,7 @@ fn bench(code: &dyn Code, _given: &Map<String, Value>, args: &BenchArgs) -> anyh
                 let p = run.pipeline(device);
                 Ok(Box::new(GpuSync::<u8>::new(chain.code().clone(), chain.params(), chain.stream_config(), 1.0, false, &p)?))
             };
-            devices_report(dec.as_mut(), &list.resolve()?, run.take_out, one, &items)?;
+            devices_report(dec.as_mut(), &list.resolve()?, &run, one, &items)?;
         }
     }
     Ok(())

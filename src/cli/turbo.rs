@@ -90,7 +90,7 @@ fn bench_blocks<T: Llr>(chain: &TurboChain, code: &TurboCode, ebn0: f64, run: &R
                 let p = run.pipeline(device);
                 Ok(Box::new(GpuTurbo::<T>::new(code.clone(), cfg, 1.0, &p)?))
             };
-            devices_report(dec.as_mut(), &list.resolve()?, run.take_out, one, &llrs)?;
+            devices_report(dec.as_mut(), &list.resolve()?, run, one, &llrs)?;
         }
     }
     Ok(())
