@@ -35,8 +35,11 @@ const DEFAULT_SLOT_BYTES: usize = 1 << 30;
 /// LLR bytes a default batch holds at least, so that a batch of short
 /// codewords is not over before its copies and launch have paid off (lent
 /// 2 × H200, (1024, 512) at 5 dB, each GPU alone in place: 16 MiB batches
-/// 13.7 Gb/s, 64 MiB 19.3, 128 MiB 20.0; both GPUs 1.16×, 1.95×, 1.97× one).
-const MIN_BATCH_LLR_BYTES: usize = 64 << 20;
+/// 13.7 Gb/s, 64 MiB 19.3, 128 MiB 20.0; both GPUs 1.16×, 1.95×, 1.97× one),
+/// and that over several GPUs the caller's turn per batch is not what sets
+/// the pace (lent 4 × H200, all four in place, two runs each: 64 MiB 2.59×
+/// and 2.54× one GPU, 128 MiB 3.00× and 3.06×, 256 MiB 2.83× and 2.95×).
+const MIN_BATCH_LLR_BYTES: usize = 128 << 20;
 /// Codewords' status words a host thread checks and reports on at least,
 /// per part of a collected batch.
 const WORDS_PER_TASK: usize = 1 << 14;
