@@ -449,7 +449,8 @@ impl Repeated {
             got.push(figure()?);
         }
         got.sort_by(f64::total_cmp);
-        Ok(Self { best: got[got.len() - 1], median: got[got.len() / 2], times: got.len() })
+        let n = got.len();
+        Ok(Self { best: got[n - 1], median: (got[(n - 1) / 2] + got[n / 2]) / 2.0, times: n })
     }
 
     /// How much faster than `one`: fastest over fastest, median over median.

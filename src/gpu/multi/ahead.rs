@@ -79,11 +79,18 @@ impl Ahead {
         true
     }
 
-    /// Every result collected ahead, oldest first, after every answer was
-    /// read (the device is taken out, or its batches abandoned).
-    pub(super) fn drain(&mut self) -> Vec<Decoded> {
+    /// Drop every result collected ahead, after every answer was read (the
+    /// device is taken out, or its batches abandoned); how many there were.
+    pub(super) fn forget(&mut self) -> usize {
         self.probing = false;
-        self.held().done.drain(..).collect()
+        let mut held = self.held();
+        let dropped: Vec<Decoded> = held.done.drain(..).collect();
+        let n = dropped.len();
+        for mut d in dropped {
+            d.clear();
+            held.spare.push(d);
+        }
+        n
     }
 }
 

@@ -146,6 +146,10 @@ struct Lane<T: Copy + Send + Sync + 'static> {
     fifo: VecDeque<u64>,
     /// Submissions and probes posted whose answers were not read yet.
     unanswered: usize,
+    /// The first error among answers read without waiting ([`MultiDevice::poll`]),
+    /// for the next [`MultiDevice::settle`] of the lane to report where it
+    /// would have read it.
+    unreported: Option<CodeError>,
     /// The results of its oldest batches, collected by its thread ahead of
     /// the caller: the first of `fifo`, in order.
     ahead: Ahead,
@@ -214,7 +218,7 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
             .zip(devices)
             .map(|(d, device)| {
                 let depth = d.depth();
-                Ok(Lane { device, worker: Worker::start(device, d)?, depth, fifo: VecDeque::new(), unanswered: 0, ahead: Ahead::default(), out: None, dealt: (0, 0) })
+                Ok(Lane { device, worker: Worker::start(device, d)?, depth, fifo: VecDeque::new(), unanswered: 0, unreported: None, ahead: Ahead::default(), out: None, dealt: (0, 0) })
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         let host = super::host_pool::host_pool(0)?;
@@ -333,9 +337,13 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
     }
 
     /// Read `lane`'s answers as [`Self::settle`] does, all of them
-    /// (`wait`) or those given already.
+    /// (`wait`), or those given already, keeping their first error for the
+    /// next settle.
     fn answers(&mut self, lane: usize, wait: bool) -> CodeResult<()> {
-        let mut first = Ok(());
+        let mut first = match self.lanes[lane].unreported.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        };
         while self.lanes[lane].unanswered > 0 {
             let l = &self.lanes[lane];
             let answer = if wait { l.worker.answer().map(Some) } else { l.worker.try_answer() };
@@ -344,7 +352,8 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
                 Ok(None) => break,
                 Err(gone) => {
                     self.lanes[lane].unanswered = 0;
-                    return Err(gone);
+                    first = first.and(Err(gone));
+                    break;
                 }
             };
             self.lanes[lane].unanswered -= 1;
@@ -363,25 +372,28 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
                 first = Err(e);
             }
         }
-        first
+        match first {
+            Err(e) if !wait => {
+                self.lanes[lane].unreported = Some(e);
+                Ok(())
+            }
+            first => first,
+        }
     }
 
-    /// Read the answers `lane` has given, and have its thread collect its
+    /// Read the answers `lane` has given (an error among them is reported
+    /// by its next [`Self::settle`]), and have its thread collect its
     /// oldest batch not yet collected if the device has finished it
-    /// ([`Ahead::probe`]). A device failure among the answers takes the
-    /// lane out as [`Self::fail`] does.
-    fn poll(&mut self, lane: usize) -> CodeResult<()> {
+    /// ([`Ahead::probe`]). Not after an error: the settle comes first.
+    fn poll(&mut self, lane: usize) {
         if self.lanes[lane].out.is_some() {
-            return Ok(());
+            return;
         }
-        if let Err(e) = self.answers(lane, false) {
-            return self.fail(lane, e);
-        }
+        let _ = self.answers(lane, false);
         let l = &mut self.lanes[lane];
-        if l.ahead.probe(&l.worker, l.fifo.len()) {
+        if l.unreported.is_none() && l.ahead.probe(&l.worker, l.fifo.len()) {
             l.unanswered += 1;
         }
-        Ok(())
     }
 
     /// After `e` from `lane`: a device failure with another device in
@@ -412,16 +424,13 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
         }
         let l = &mut self.lanes[lane];
         l.out = Some(why.clone());
-        // Its batches collected ahead are decoded: kept for their turn.
-        let ahead: Vec<(u64, Decoded)> = l.fifo.drain(..).zip(l.ahead.drain()).collect();
-        l.dealt.0 += ahead.len() as u64;
-        for (seq, done) in ahead {
-            let Some(f) = self.flight(seq) else { continue };
-            f.state = State::Done(done);
-            let units = f.units as u64;
-            self.lanes[lane].dealt.1 += units;
-        }
-        let device = self.lanes[lane].device;
+        l.fifo.clear();
+        // What it collected ahead goes too (decoded again with the rest):
+        // which batches they are is known only while every submission it
+        // was sent reached its decoder, which a failed one did not.
+        l.ahead.forget();
+        l.unreported = None;
+        let device = l.device;
         let mut moved = 0;
         for f in self.flights.iter_mut().filter(|f| matches!(f.state, State::On(i) if i == lane)) {
             f.state = State::Orphan;
@@ -542,7 +551,7 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
             let l = &mut self.lanes[lane];
             if l.out.is_none() {
                 let mut scratch = Decoded::default();
-                for _ in l.ahead.drain().len()..l.fifo.len() {
+                for _ in l.ahead.forget()..l.fifo.len() {
                     if !matches!(l.worker.call(|d| d.collect(&mut scratch)), Ok(Ok(true))) {
                         break;
                     }
@@ -558,7 +567,12 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
     /// [`collect`](BatchDecoder::collect) before its polls).
     fn collect_oldest(&mut self, out: &mut Decoded) -> CodeResult<bool> {
         for lane in 0..self.lanes.len() {
-            self.poll(lane)?;
+            self.poll(lane);
+            // An error a poll read is the caller's now, before any batch
+            // (a refused batch is no longer in flight, and must not go unsaid).
+            if let Some(e) = self.lanes[lane].unreported.take() {
+                self.fail(lane, e)?;
+            }
         }
         loop {
             let Some(front) = self.flights.front_mut() else { return Ok(false) };
@@ -623,15 +637,19 @@ impl<T: Copy + Send + Sync + 'static> BatchDecoder<T> for MultiDevice<T> {
     }
 
     fn reused_read(&mut self) -> CodeResult<()> {
+        // Every device is waited on, whatever another says: the caller may
+        // overwrite the items once this returns, even with an error.
+        let mut first = Ok(());
         for lane in 0..self.lanes.len() {
             if self.lanes[lane].out.is_some() {
                 continue;
             }
             let read = self.settle(lane).and_then(|()| self.lanes[lane].worker.call(|d| d.reused_read()).and_then(|r| r));
-            if let Err(e) = read {
-                self.fail(lane, e)?;
+            if let Err(e) = read.or_else(|e| self.fail(lane, e)) {
+                first = first.and(Err(e));
             }
         }
+        first?;
         let keep = self.take_out;
         for f in self.flights.iter_mut().filter(|f| f.lent) {
             // Without take-out the lent items were read where they lay, and nothing keeps them.
@@ -657,7 +675,7 @@ impl<T: Copy + Send + Sync + 'static> BatchDecoder<T> for MultiDevice<T> {
         // The batches finished meanwhile are unpacked while the caller goes on.
         if matches!(got, Ok(true)) {
             for lane in 0..self.lanes.len() {
-                self.poll(lane)?;
+                self.poll(lane);
             }
         }
         got

@@ -283,9 +283,10 @@ fn a_failing_device_is_taken_out_and_no_bit_is_lost() {
             let said = m.describe();
             assert!(said.contains(&format!("GPU 1 taken out (GPU 1: {WATCHDOG})")), "{said}");
             assert_eq!(m.depth(), 2 * (devices - 1));
-            // The failed device decoded two batches; the rest went elsewhere.
+            // The failed device decoded two batches (or one, when its second was
+            // collected ahead and so decoded again elsewhere); the rest went elsewhere.
             let dealt = m.dealt();
-            assert_eq!(dealt[1].1, 2, "{dealt:?}");
+            assert!((1..=2).contains(&dealt[1].1) && (ready || dealt[1].1 == 2), "{dealt:?}");
             assert_eq!(dealt.iter().map(|d| d.1).sum::<u64>(), 31, "{dealt:?}");
         }
     }
@@ -339,20 +340,53 @@ fn the_last_device_failing_fails_the_decoder() {
 }
 
 /// A batch a device refuses for its input (not a device failure) fails the
-/// call and takes no device out; the decoder goes on.
+/// call, however the decoder is driven (a refusal its thread answers while
+/// the caller collects another device's batch included), and takes no
+/// device out; the decoder goes on.
 #[test]
 fn bad_input_is_the_callers_error_not_the_devices() {
+    for drive in [Drive::Submit, Drive::InPlace, Drive::Decode] {
+        for bad in [0, 5, 9] {
+            let mut m = fakes(2, &[]);
+            let mut input = items(3 * 10);
+            input[bad * 3 * UNIT] = 255;
+            let e = run(&mut m, &input, drive).unwrap_err();
+            assert!(matches!(e, CodeError::NonFiniteLlr { .. }), "{drive:?}, batch {bad}: {e}");
+            let mut out = Decoded::default();
+            while m.collect(&mut out).unwrap() {}
+            m.forget_reused();
+            assert_eq!(m.depth(), 4);
+            let input = items(3 * 10);
+            assert_eq!(run(&mut m, &input, drive).unwrap().bits, input, "{drive:?}, batch {bad}");
+            assert!(!m.describe().contains("taken out"));
+        }
+    }
+}
+
+/// A refusal that a device's thread answered before the caller's next
+/// collect (read there without waiting) still fails a call, though the
+/// refused batch is no longer in flight, and the good batch still comes.
+#[test]
+fn a_refusal_read_between_collects_is_still_said() {
     let mut m = fakes(2, &[]);
-    let mut input = items(3 * 10);
-    input[5 * UNIT] = 255;
-    let e = run(&mut m, &input, Drive::Submit).unwrap_err();
-    assert!(matches!(e, CodeError::NonFiniteLlr { .. }), "{e}");
+    let good = items(3);
+    let mut bad = items(3);
+    bad[0] = 255;
+    m.submit(&Batch::uniform(&good, UNIT).unwrap()).unwrap();
+    m.submit(&Batch::uniform(&bad, UNIT).unwrap()).unwrap();
+    // Both answered before the caller looks.
+    std::thread::sleep(std::time::Duration::from_millis(50));
     let mut out = Decoded::default();
-    while m.collect(&mut out).unwrap() {}
-    assert_eq!(m.depth(), 4);
-    let input = items(3 * 10);
-    assert_eq!(run(&mut m, &input, Drive::Submit).unwrap().bits, input);
-    assert!(!m.describe().contains("taken out"));
+    let mut said = Vec::new();
+    for _ in 0..4 {
+        match m.collect(&mut out) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => said.push(e),
+        }
+    }
+    assert!(matches!(said[..], [CodeError::NonFiniteLlr { .. }]), "{said:?}");
+    assert_eq!(out.bits, good);
 }
 
 #[test]
