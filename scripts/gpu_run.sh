@@ -7,7 +7,8 @@
 # bundle (bundle/bin/gpufec-baseline), the step "ab" runs each of its lines
 # with both binaries alternately (GPUFEC_ROUNDS rounds, default 3), for an
 # old-against-new comparison in one lease.
-# GPUFEC_STEPS picks the steps (default "info tests flowgraph bench");
+# GPUFEC_STEPS picks the steps (default "info tests flowgraph bench"; "multi":
+# every family over all the host's GPUs, for a host with several);
 # GPUFEC_TEST_ARGS go to every test binary (e.g. "--skip compiles"). Logs
 # under $OUT (or /tmp/gpufec-out); summary table last.
 set -uo pipefail
@@ -41,7 +42,7 @@ fi
 # information bits make an 8 GB LLR file (page cache: the read is from memory).
 fd=${GPUFEC_FILES_DIR:-/tmp/gpufec-files}
 mkdir -p "$fd"
-for kind in flowgraph bench files; do
+for kind in flowgraph bench files multi; do
     want $kind || continue
     while IFS='|' read -r name args; do
         # shellcheck disable=SC2086 # the list's arguments are words
