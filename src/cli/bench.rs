@@ -229,14 +229,25 @@ pub fn time_decoder<T: Copy + Send + Sync>(decoder: &mut dyn BatchDecoder<T>, ba
 /// untimed) repeatedly, at least three times and for at least `budget`;
 /// returns the fastest repetition.
 pub fn fastest(info_bits: u64, budget: Duration, mut work: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<Timing> {
-    let (started, mut best, mut reps) = (Instant::now(), f64::INFINITY, 0);
-    while reps < 3 || started.elapsed() < budget {
+    let mut best = f64::INFINITY;
+    repeat_for(budget, || {
         let t = Instant::now();
         work()?;
         best = best.min(t.elapsed().as_secs_f64());
+        Ok(())
+    })?;
+    Ok(Timing { info_bits, seconds: best })
+}
+
+/// Run `once` again and again, at least three times and until `budget` has
+/// passed: how every bench figure is repeated.
+fn repeat_for(budget: Duration, mut once: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<()> {
+    let (started, mut reps) = (Instant::now(), 0);
+    while reps < 3 || started.elapsed() < budget {
+        once()?;
         reps += 1;
     }
-    Ok(Timing { info_bits, seconds: best })
+    Ok(())
 }
 
 /// Where a row ran, for its label: the GPU (0 threads) or a count of CPU threads.
@@ -443,11 +454,11 @@ impl Repeated {
 
     /// `figure` taken until `budget` has passed, at least three times.
     fn measure(budget: Duration, mut figure: impl FnMut() -> anyhow::Result<f64>) -> anyhow::Result<Self> {
-        let start = Instant::now();
         let mut got = Vec::new();
-        while got.len() < 3 || start.elapsed() < budget {
+        repeat_for(budget, || {
             got.push(figure()?);
-        }
+            Ok(())
+        })?;
         got.sort_by(f64::total_cmp);
         let n = got.len();
         Ok(Self { best: got[n - 1], median: (got[(n - 1) / 2] + got[n / 2]) / 2.0, times: n })

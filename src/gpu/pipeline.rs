@@ -341,8 +341,13 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
     /// Whether the oldest batch's work has ended (or failed), so that
     /// [`Self::collect`] waits for nothing on the device.
     pub(crate) fn oldest_ready(&self) -> bool {
+        self.in_flight > 0 && !self.slots[self.oldest()].done[1].pending()
+    }
+
+    /// The slot of the oldest batch in flight (with one in flight).
+    fn oldest(&self) -> usize {
         let n = self.slots.len();
-        self.in_flight > 0 && !self.slots[(self.head + n - self.in_flight) % n].done[1].pending()
+        (self.head + n - self.in_flight) % n
     }
 
     /// Stage a batch of `parts` parts of `part_len` input items each with `fill`
@@ -485,8 +490,7 @@ impl<I: Copy + Default + Send + Sync, O: Copy + Default + Send + Sync> Pipeline<
         if self.in_flight == 0 {
             return Ok(false);
         }
-        let n = self.slots.len();
-        let slot = &self.slots[(self.head + n - self.in_flight) % n];
+        let slot = &self.slots[self.oldest()];
         let waited = match self.watchdog {
             None => slot.done[1].wait(),
             Some(limit) => slot.done[1].wait_within(limit).inspect_err(|_| {

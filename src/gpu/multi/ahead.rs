@@ -31,9 +31,15 @@ pub(super) struct Ahead {
     probing: bool,
 }
 
+/// `held`, locked: a thread that panicked holding it left it whole (each
+/// change is one push or pop).
+fn lock(held: &Mutex<Held>) -> MutexGuard<'_, Held> {
+    held.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 impl Ahead {
     fn held(&self) -> MutexGuard<'_, Held> {
-        self.held.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.held)
     }
 
     /// Post a probe to the device's `worker` unless one is out or each of
@@ -52,11 +58,10 @@ impl Ahead {
             if !d.oldest_ready() {
                 return Ok(());
             }
-            let lock = || held.lock().unwrap_or_else(|p| p.into_inner());
-            let mut got = lock().spare.pop().unwrap_or_default();
+            let mut got = lock(&held).spare.pop().unwrap_or_default();
             // A failed collection is the device's: its partial results are dropped.
             if d.collect(&mut got)? {
-                lock().done.push_back(got);
+                lock(&held).done.push_back(got);
             }
             Ok(())
         });
