@@ -313,8 +313,12 @@ fn new_options_and_fields_refuse_hostile_values() {
     fails(&["bench", "conv", "--batch-units", "0", "--bits", "1e4"], &["--batch-units 0", "at least one unit"]);
     for bad in ["nan", "", "2.5", "1e30"] {
         rejected(&["bench", "conv", "--batch-units", bad, "--bits", "1e4"], "--batch-units");
+        // --threads, a GPU's host threads there too, is checked before any backend is chosen.
+        rejected(&["bench", "conv", "--threads", bad, "--bits", "1e4"], "--threads");
     }
     rejected(&["bench", "conv", "--batch-units", "-3", "--bits", "1e4"], "'-3'");
+    rejected(&["bench", "conv", "--threads", "-3", "--bits", "1e4"], "'-3'");
+    fails(&["bench", "conv", "--backend", "auto", "--threads", "2000", "--bits", "1e4"], &["--threads 2000", "1..=1024"]);
     fails(&["bench", "conv", "--seconds", "nan", "--bits", "1e4"], &["--seconds", "0 to 3600"]);
     rejected(&["ber", "conv", "--ebn0", "nan"], "Eb/N0 'nan'");
     rejected(&["ber", "conv", "--ebn0", ""], "Eb/N0 ''");
