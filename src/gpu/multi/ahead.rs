@@ -1,17 +1,15 @@
 //! Results a device's thread collects ahead of the caller. The caller
 //! collects the devices' batches in their order and waits on one device at
-//! a time; a device whose batch is finished meanwhile has its own thread
-//! unpack it (bits, reports: on polar's 64-core host about as long as the
-//! kernel), so that the devices' host parts run side by side rather than
-//! one after the other on the caller's turn.
+//! a time; each device's thread, between the jobs it is sent, collects
+//! every batch its device has finished (bits, reports: on polar's 64-core
+//! host about as long as the kernel), so that the devices' host parts run
+//! side by side, each as soon as its device is done, rather than one after
+//! the other on the caller's turn.
 
-use super::worker::Worker;
-use crate::codes::decode::Decoded;
+use crate::codes::decode::{BatchDecoder, Decoded};
+use crate::codes::error::{CodeError, CodeResult};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
-
-/// The tag of a probe's answer (no batch's sequence number reaches it).
-pub(super) const PROBE: u64 = u64::MAX;
 
 /// What a device's thread and the caller share.
 #[derive(Default)]
@@ -20,63 +18,57 @@ struct Held {
     done: VecDeque<Decoded>,
     /// Emptied results, whose allocations serve the next batches.
     spare: Vec<Decoded>,
+    /// The error of a collection ahead, for the caller's collection of
+    /// that batch; none is collected ahead until it is read.
+    failed: Option<CodeError>,
+    /// The device is taken out: nothing more is collected ahead.
+    stopped: bool,
 }
 
 /// One device's results collected ahead of the caller: the oldest of the
-/// batches the device holds, in order.
-#[derive(Default)]
+/// batches the device holds, in order. Clones share them: one for the
+/// device's thread, one for the caller.
+#[derive(Clone, Default)]
 pub(super) struct Ahead {
     held: Arc<Mutex<Held>>,
-    /// A probe is posted and its answer not read.
-    probing: bool,
-}
-
-/// `held`, locked: a thread that panicked holding it left it whole (each
-/// change is one push or pop).
-fn lock(held: &Mutex<Held>) -> MutexGuard<'_, Held> {
-    held.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Ahead {
+    /// The shared results, locked: a thread that panicked holding them left
+    /// them whole (each change is one push, pop or assignment).
     fn held(&self) -> MutexGuard<'_, Held> {
-        lock(&self.held)
+        self.held.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Post a probe to the device's `worker` unless one is out or each of
-    /// its `in_flight` batches is collected already: the thread collects
-    /// the decoder's oldest batch if the device has finished it
-    /// ([`BatchDecoder::oldest_ready`](crate::codes::decode::BatchDecoder::oldest_ready)),
-    /// never waiting for the device, so that what the caller posts next (a
-    /// batch, `reused_read`) waits at most for one batch's unpacking.
-    /// Whether one was posted (answered with [`PROBE`]).
-    pub(super) fn probe<T: Copy + Send + Sync + 'static>(&mut self, worker: &Worker<T>, in_flight: usize) -> bool {
-        if self.probing || self.held().done.len() >= in_flight {
-            return false;
+    /// Whether `d` holds a batch its thread may collect ahead once its
+    /// device has finished it, so that the thread should look again soon.
+    pub(super) fn pending<T: Copy + Send + Sync>(&self, d: &dyn BatchDecoder<T>) -> bool {
+        let held = self.held();
+        d.in_flight() > 0 && !held.stopped && held.failed.is_none()
+    }
+
+    /// On the device's thread, between its jobs: collect each of `d`'s
+    /// batches the device has finished
+    /// ([`BatchDecoder::oldest_ready`]), never waiting for the device, so
+    /// that a job posted meanwhile (a batch, `reused_read`) waits at most
+    /// for one batch's unpacking.
+    pub(super) fn collect_ready<T: Copy + Send + Sync>(&self, d: &mut dyn BatchDecoder<T>) {
+        while self.pending(d) && d.oldest_ready() {
+            let mut got = self.held().spare.pop().unwrap_or_default();
+            match d.collect(&mut got) {
+                Ok(true) => self.held().done.push_back(got),
+                Ok(false) => break,
+                // A failed collection is the device's: its partial results are dropped.
+                Err(e) => {
+                    self.held().failed = Some(e);
+                    break;
+                }
+            }
         }
-        let held = self.held.clone();
-        let posted = worker.post(PROBE, move |d| {
-            if !d.oldest_ready() {
-                return Ok(());
-            }
-            let mut got = lock(&held).spare.pop().unwrap_or_default();
-            // A failed collection is the device's: its partial results are dropped.
-            if d.collect(&mut got)? {
-                lock(&held).done.push_back(got);
-            }
-            Ok(())
-        });
-        self.probing = posted.is_ok();
-        self.probing
     }
 
-    /// The probe's answer was read.
-    pub(super) fn answered(&mut self) {
-        self.probing = false;
-    }
-
-    /// Append the oldest result collected ahead to `out`; whether there was
-    /// one. Only with no probe out (its answer read): it might be adding one.
-    pub(super) fn take(&mut self, out: &mut Decoded) -> bool {
+    /// Append the oldest result collected ahead to `out`; whether there was one.
+    pub(super) fn take(&self, out: &mut Decoded) -> bool {
         let mut held = self.held();
         let Some(mut got) = held.done.pop_front() else { return false };
         hand_over(&mut got, out);
@@ -84,11 +76,25 @@ impl Ahead {
         true
     }
 
-    /// Drop every result collected ahead, after every answer was read (the
-    /// device is taken out, or its batches abandoned); how many there were.
-    pub(super) fn forget(&mut self) -> usize {
-        self.probing = false;
+    /// On the device's thread, in the caller's turn: the oldest batch's
+    /// results into `out`, as collected ahead, or failed so, or collected
+    /// now, waiting for the device.
+    pub(super) fn collect<T: Copy + Send + Sync>(&self, d: &mut dyn BatchDecoder<T>, out: &mut Decoded) -> CodeResult<bool> {
+        if self.take(out) {
+            return Ok(true);
+        }
+        if let Some(e) = self.held().failed.take() {
+            return Err(e);
+        }
+        d.collect(out)
+    }
+
+    /// Drop every result (and failure) collected ahead, after every answer
+    /// was read (the device is taken out, or its batches abandoned); how
+    /// many results there were.
+    pub(super) fn forget(&self) -> usize {
         let mut held = self.held();
+        held.failed = None;
         let dropped: Vec<Decoded> = held.done.drain(..).collect();
         let n = dropped.len();
         for mut d in dropped {
@@ -96,6 +102,11 @@ impl Ahead {
             held.spare.push(d);
         }
         n
+    }
+
+    /// The device is taken out: its thread collects nothing more ahead.
+    pub(super) fn stop(&self) {
+        self.held().stopped = true;
     }
 }
 

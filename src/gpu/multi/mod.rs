@@ -19,7 +19,7 @@ use super::device::devices;
 use super::pipeline::PipelineOptions;
 use crate::codes::decode::{Batch, BatchDecoder, BatchLimit, Decoded, UnitShape, check_batch};
 use crate::codes::error::{CodeError, CodeResult, invalid};
-use ahead::{Ahead, PROBE};
+use ahead::Ahead;
 use kept::Kept;
 use std::collections::VecDeque;
 use worker::Worker;
@@ -144,12 +144,8 @@ struct Lane<T: Copy + Send + Sync + 'static> {
     depth: usize,
     /// The batches submitted to its decoder, oldest first: its collect order.
     fifo: VecDeque<u64>,
-    /// Submissions and probes posted whose answers were not read yet.
+    /// Submissions posted whose answers were not read yet.
     unanswered: usize,
-    /// The first error among answers read without waiting ([`MultiDevice::poll`]),
-    /// for the next [`MultiDevice::settle`] of the lane to report where it
-    /// would have read it.
-    unreported: Option<CodeError>,
     /// The results of its oldest batches, collected by its thread ahead of
     /// the caller: the first of `fifo`, in order.
     ahead: Ahead,
@@ -218,7 +214,9 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
             .zip(devices)
             .map(|(d, device)| {
                 let depth = d.depth();
-                Ok(Lane { device, worker: Worker::start(device, d)?, depth, fifo: VecDeque::new(), unanswered: 0, unreported: None, ahead: Ahead::default(), out: None, dealt: (0, 0) })
+                let ahead = Ahead::default();
+                let worker = Worker::start(device, d, ahead.clone())?;
+                Ok(Lane { device, worker, depth, fifo: VecDeque::new(), unanswered: 0, ahead, out: None, dealt: (0, 0) })
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         let host = super::host_pool::host_pool(0)?;
@@ -333,67 +331,27 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
     /// error among them. A batch the decoder refused (its input, not the
     /// device) is no longer in flight.
     fn settle(&mut self, lane: usize) -> CodeResult<()> {
-        self.answers(lane, true)
-    }
-
-    /// Read `lane`'s answers as [`Self::settle`] does, all of them
-    /// (`wait`), or those given already, keeping their first error for the
-    /// next settle.
-    fn answers(&mut self, lane: usize, wait: bool) -> CodeResult<()> {
-        let mut first = match self.lanes[lane].unreported.take() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        };
+        let mut first = Ok(());
         while self.lanes[lane].unanswered > 0 {
-            let l = &self.lanes[lane];
-            let answer = if wait { l.worker.answer().map(Some) } else { l.worker.try_answer() };
-            let (seq, result) = match answer {
-                Ok(Some(a)) => a,
-                Ok(None) => break,
+            self.lanes[lane].unanswered -= 1;
+            let (seq, result) = match self.lanes[lane].worker.answer() {
+                Ok(a) => a,
                 Err(gone) => {
                     self.lanes[lane].unanswered = 0;
-                    first = first.and(Err(gone));
-                    break;
+                    return first.and(Err(gone));
                 }
             };
-            self.lanes[lane].unanswered -= 1;
-            if seq == PROBE {
-                self.lanes[lane].ahead.answered();
-            }
             let Err(e) = result else { continue };
-            if seq != PROBE && !matches!(e, CodeError::Device(_)) {
+            if !matches!(e, CodeError::Device(_)) {
                 self.lanes[lane].fifo.retain(|&s| s != seq);
                 if let Some(at) = self.flights.iter().position(|f| f.seq == seq) {
                     let f = self.flights.remove(at).expect("a flight found");
                     self.spare.push(f.kept);
                 }
             }
-            if first.is_ok() {
-                first = Err(e);
-            }
+            first = first.and(Err(e));
         }
-        match first {
-            Err(e) if !wait => {
-                self.lanes[lane].unreported = Some(e);
-                Ok(())
-            }
-            first => first,
-        }
-    }
-
-    /// Read the answers `lane` has given (an error among them is reported
-    /// by its next [`Self::settle`]), and have its thread collect its
-    /// oldest batch not yet collected if the device has finished it
-    /// ([`Ahead::probe`]). Not after an error: the settle comes first.
-    fn poll(&mut self, lane: usize) {
-        if self.lanes[lane].out.is_some() {
-            return;
-        }
-        let _ = self.answers(lane, false);
-        let l = &mut self.lanes[lane];
-        if l.unreported.is_none() && l.ahead.probe(&l.worker, l.fifo.len()) {
-            l.unanswered += 1;
-        }
+        first
     }
 
     /// After `e` from `lane`: a device failure with another device in
@@ -428,8 +386,8 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
         // What it collected ahead goes too (decoded again with the rest):
         // which batches they are is known only while every submission it
         // was sent reached its decoder, which a failed one did not.
+        l.ahead.stop();
         l.ahead.forget();
-        l.unreported = None;
         let device = l.device;
         let mut moved = 0;
         for f in self.flights.iter_mut().filter(|f| matches!(f.state, State::On(i) if i == lane)) {
@@ -495,7 +453,8 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
         let l = &mut self.lanes[lane];
         let got = match l.ahead.take(out) {
             true => Ok(true),
-            false => l.worker.call(|d| d.collect(out)).and_then(|r| r),
+            // On its thread: what it may be collecting ahead right now comes first.
+            false => l.worker.call(|d| l.ahead.collect(d, out)).and_then(|r| r),
         };
         if !matches!(got, Ok(true)) {
             out.bits.truncate(lens.0);
@@ -550,64 +509,22 @@ impl<T: Copy + Send + Sync + 'static> MultiDevice<T> {
             let _ = self.settle(lane);
             let l = &mut self.lanes[lane];
             if l.out.is_none() {
-                let mut scratch = Decoded::default();
-                for _ in l.ahead.forget()..l.fifo.len() {
-                    if !matches!(l.worker.call(|d| d.collect(&mut scratch)), Ok(Ok(true))) {
-                        break;
+                let (ahead, left) = (&l.ahead, l.fifo.len());
+                // On its thread, so that nothing is collected ahead meanwhile.
+                let _ = l.worker.call(|d| {
+                    let mut scratch = Decoded::default();
+                    for _ in ahead.forget()..left {
+                        if !matches!(d.collect(&mut scratch), Ok(true)) {
+                            break;
+                        }
+                        scratch.clear();
                     }
-                }
+                });
             }
             l.fifo.clear();
         }
         let flights = std::mem::take(&mut self.flights);
         self.spare.extend(flights.into_iter().map(|f| f.kept));
-    }
-
-    /// Collect the oldest batch in flight into `out` (the trait's
-    /// [`collect`](BatchDecoder::collect) before its polls).
-    fn collect_oldest(&mut self, out: &mut Decoded) -> CodeResult<bool> {
-        for lane in 0..self.lanes.len() {
-            self.poll(lane);
-            // An error a poll read is the caller's now, before any batch
-            // (a refused batch is no longer in flight, and must not go unsaid).
-            if let Some(e) = self.lanes[lane].unreported.take() {
-                self.fail(lane, e)?;
-            }
-        }
-        loop {
-            let Some(front) = self.flights.front_mut() else { return Ok(false) };
-            let seq = front.seq;
-            match front.state {
-                State::Done(ref mut aside) => {
-                    ahead::hand_over(aside, out);
-                    let f = self.flights.pop_front().expect("the front flight");
-                    self.spare.push(f.kept);
-                    return Ok(true);
-                }
-                State::Orphan => {
-                    self.place(0, true)?;
-                }
-                State::On(lane) => {
-                    if let Err(e) = self.settle(lane) {
-                        self.fail(lane, e)?;
-                        continue;
-                    }
-                    if self.lanes[lane].fifo.front() != Some(&seq) {
-                        // Submitted again behind younger batches of its new device.
-                        self.stash(lane)?;
-                        continue;
-                    }
-                    match self.collect_front(lane, out) {
-                        Ok(()) => {
-                            let f = self.flights.pop_front().expect("the front flight");
-                            self.spare.push(f.kept);
-                            return Ok(true);
-                        }
-                        Err(e) => self.fail(lane, e)?,
-                    }
-                }
-            }
-        }
     }
 }
 
@@ -671,14 +588,40 @@ impl<T: Copy + Send + Sync + 'static> BatchDecoder<T> for MultiDevice<T> {
     }
 
     fn collect(&mut self, out: &mut Decoded) -> CodeResult<bool> {
-        let got = self.collect_oldest(out);
-        // The batches finished meanwhile are unpacked while the caller goes on.
-        if matches!(got, Ok(true)) {
-            for lane in 0..self.lanes.len() {
-                self.poll(lane);
+        loop {
+            let Some(front) = self.flights.front_mut() else { return Ok(false) };
+            let seq = front.seq;
+            match front.state {
+                State::Done(ref mut aside) => {
+                    ahead::hand_over(aside, out);
+                    let f = self.flights.pop_front().expect("the front flight");
+                    self.spare.push(f.kept);
+                    return Ok(true);
+                }
+                State::Orphan => {
+                    self.place(0, true)?;
+                }
+                State::On(lane) => {
+                    if let Err(e) = self.settle(lane) {
+                        self.fail(lane, e)?;
+                        continue;
+                    }
+                    if self.lanes[lane].fifo.front() != Some(&seq) {
+                        // Submitted again behind younger batches of its new device.
+                        self.stash(lane)?;
+                        continue;
+                    }
+                    match self.collect_front(lane, out) {
+                        Ok(()) => {
+                            let f = self.flights.pop_front().expect("the front flight");
+                            self.spare.push(f.kept);
+                            return Ok(true);
+                        }
+                        Err(e) => self.fail(lane, e)?,
+                    }
+                }
             }
         }
-        got
     }
 
     fn in_flight(&self) -> usize {

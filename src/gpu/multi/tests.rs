@@ -258,6 +258,28 @@ fn devices_unpack_side_by_side() {
     }
 }
 
+/// A device's thread unpacks each batch as soon as its device has finished
+/// it, not when the caller next asks: after two batches on each of two
+/// fakes have had time to be staged and unpacked (50 ms each), the caller's
+/// four collections wait for no unpacking.
+#[test]
+fn finished_batches_are_unpacked_before_the_caller_asks() {
+    let delay = std::time::Duration::from_millis(50);
+    let inner = (0..2).map(|d| Box::new(Fake { delay, ..*fake(d) }) as Box<dyn BatchDecoder<u8>>).collect();
+    let mut m = MultiDevice::new(inner, vec![0, 1]).unwrap();
+    let input = items(3 * 4);
+    for batch in input.chunks(3 * UNIT) {
+        m.submit(&Batch::uniform(batch, UNIT).unwrap()).unwrap();
+    }
+    // Each thread: two stagings and two unpackings, 200 ms.
+    std::thread::sleep(8 * delay);
+    let t = std::time::Instant::now();
+    let mut out = Decoded::default();
+    while m.collect(&mut out).unwrap() {}
+    assert!(t.elapsed() < delay, "{:?} to collect what was unpacked already", t.elapsed());
+    assert_eq!(out.bits, input);
+}
+
 /// Calls of one batch each go round the devices, not always to the first.
 #[test]
 fn single_batches_go_round_the_devices() {

@@ -1,12 +1,20 @@
 //! A host thread per device: it owns the device's decoder, so that one
 //! device's staging and unpacking run while the calling thread waits on
 //! another's. Work reaches it as closures, run one at a time in the order
-//! they were posted.
+//! they were posted; between them it collects the batches its device has
+//! finished ([`Ahead`]).
 
+use super::ahead::Ahead;
 use crate::codes::decode::BatchDecoder;
 use crate::codes::error::{CodeError, CodeResult};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How often a thread whose device holds batches looks whether the oldest
+/// is finished, when no job comes: a query of an event, against batches of
+/// milliseconds.
+const LOOK_EVERY: Duration = Duration::from_micros(100);
 
 /// Work for the thread that may borrow for `'a`.
 type Borrowing<'a, T> = Box<dyn FnOnce(&mut dyn BatchDecoder<T>) + Send + 'a>;
@@ -32,18 +40,31 @@ pub(super) struct Worker<T: Copy + Send + Sync + 'static> {
 }
 
 impl<T: Copy + Send + Sync + 'static> Worker<T> {
-    /// Start `decoder`'s thread for `device`.
-    pub(super) fn start(device: usize, mut decoder: Box<dyn BatchDecoder<T>>) -> anyhow::Result<Self> {
+    /// Start `decoder`'s thread for `device`, collecting ahead into `ahead`.
+    pub(super) fn start(device: usize, mut decoder: Box<dyn BatchDecoder<T>>, ahead: Ahead) -> anyhow::Result<Self> {
         let (jobs, inbox) = mpsc::channel::<Message<T>>();
         let (answer_to, answers) = mpsc::channel();
         let thread = std::thread::Builder::new().name(format!("gpufec-gpu{device}")).spawn(move || {
-            while let Ok(message) = inbox.recv() {
+            loop {
+                let message = match ahead.pending(decoder.as_ref()) {
+                    true => match inbox.recv_timeout(LOOK_EVERY) {
+                        Ok(m) => Some(m),
+                        Err(mpsc::RecvTimeoutError::Timeout) => None,
+                        Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                    },
+                    false => match inbox.recv() {
+                        Ok(m) => Some(m),
+                        Err(_) => break,
+                    },
+                };
                 match message {
-                    Message::Call(job) => job(decoder.as_mut()),
-                    Message::Post(tag, job) => {
+                    Some(Message::Call(job)) => job(decoder.as_mut()),
+                    Some(Message::Post(tag, job)) => {
                         let _ = answer_to.send((tag, job(decoder.as_mut())));
                     }
+                    None => {}
                 }
+                ahead.collect_ready(decoder.as_mut());
             }
         })?;
         Ok(Self { device, jobs: Some(jobs), answers, thread: Some(thread) })
@@ -81,15 +102,6 @@ impl<T: Copy + Send + Sync + 'static> Worker<T> {
     /// The answer of the oldest posted job not yet answered, waiting for it.
     pub(super) fn answer(&self) -> CodeResult<(u64, CodeResult<()>)> {
         self.answers.recv().map_err(|_| self.gone())
-    }
-
-    /// [`Self::answer`] if the job has answered, else `None` at once.
-    pub(super) fn try_answer(&self) -> CodeResult<Option<(u64, CodeResult<()>)>> {
-        match self.answers.try_recv() {
-            Ok(a) => Ok(Some(a)),
-            Err(mpsc::TryRecvError::Empty) => Ok(None),
-            Err(mpsc::TryRecvError::Disconnected) => Err(self.gone()),
-        }
     }
 }
 
