@@ -47,24 +47,33 @@ impl Ahead {
         d.in_flight() > 0 && !held.stopped && held.failed.is_none()
     }
 
-    /// On the device's thread, between its jobs: collect each of `d`'s
-    /// batches the device has finished
-    /// ([`BatchDecoder::oldest_ready`]), never waiting for the device, so
-    /// that a job posted meanwhile (a batch, `reused_read`) waits at most
-    /// for one batch's unpacking.
-    pub(super) fn collect_ready<T: Copy + Send + Sync>(&self, d: &mut dyn BatchDecoder<T>) {
-        while self.pending(d) && d.oldest_ready() {
-            let mut got = self.held().spare.pop().unwrap_or_default();
-            match d.collect(&mut got) {
-                Ok(true) => self.held().done.push_back(got),
-                Ok(false) => break,
-                // A failed collection is the device's: its partial results are dropped.
-                Err(e) => {
-                    self.held().failed = Some(e);
-                    break;
-                }
-            }
+    /// On the device's thread, between its jobs: collect `d`'s oldest
+    /// batch if the device has finished it
+    /// ([`BatchDecoder::oldest_ready`]), never waiting for the device; one
+    /// batch a turn, so that a job posted meanwhile (a batch, the caller's
+    /// collect, `reused_read`) waits at most for one batch's unpacking.
+    /// Whether one was collected (and another may be ready).
+    pub(super) fn collect_one<T: Copy + Send + Sync>(&self, d: &mut dyn BatchDecoder<T>) -> bool {
+        if !self.pending(d) || !d.oldest_ready() {
+            return false;
         }
+        let mut got = self.held().spare.pop().unwrap_or_default();
+        let collected = d.collect(&mut got);
+        // Checked under the lock that keeps the result: a device taken out
+        // meanwhile keeps nothing.
+        let mut held = self.held();
+        match collected {
+            Ok(true) if !held.stopped => {
+                held.done.push_back(got);
+                return true;
+            }
+            // A failed collection is the device's: its partial results are dropped.
+            Err(e) if !held.stopped => held.failed = Some(e),
+            _ => {}
+        }
+        got.clear();
+        held.spare.push(got);
+        false
     }
 
     /// Append the oldest result collected ahead to `out`; whether there was one.

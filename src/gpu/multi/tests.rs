@@ -386,8 +386,8 @@ fn bad_input_is_the_callers_error_not_the_devices() {
 }
 
 /// A refusal that a device's thread answered before the caller's next
-/// collect (read there without waiting) still fails a call, though the
-/// refused batch is no longer in flight, and the good batch still comes.
+/// collect still fails a call (that of the refused batch's turn, which
+/// reads it), and the good batch before it still comes.
 #[test]
 fn a_refusal_read_between_collects_is_still_said() {
     let mut m = fakes(2, &[]);

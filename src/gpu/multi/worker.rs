@@ -45,17 +45,21 @@ impl<T: Copy + Send + Sync + 'static> Worker<T> {
         let (jobs, inbox) = mpsc::channel::<Message<T>>();
         let (answer_to, answers) = mpsc::channel();
         let thread = std::thread::Builder::new().name(format!("gpufec-gpu{device}")).spawn(move || {
+            // A batch was just collected ahead: another may be ready at once.
+            let mut more = false;
             loop {
-                let message = match ahead.pending(decoder.as_ref()) {
-                    true => match inbox.recv_timeout(LOOK_EVERY) {
-                        Ok(m) => Some(m),
-                        Err(mpsc::RecvTimeoutError::Timeout) => None,
-                        Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                    },
-                    false => match inbox.recv() {
-                        Ok(m) => Some(m),
-                        Err(_) => break,
-                    },
+                // Err(true): the caller is gone; Err(false): nothing came.
+                let message = if more {
+                    inbox.try_recv().map_err(|e| e == mpsc::TryRecvError::Disconnected)
+                } else if ahead.pending(decoder.as_ref()) {
+                    inbox.recv_timeout(LOOK_EVERY).map_err(|e| e == mpsc::RecvTimeoutError::Disconnected)
+                } else {
+                    inbox.recv().map_err(|_| true)
+                };
+                let message = match message {
+                    Ok(m) => Some(m),
+                    Err(true) => break,
+                    Err(false) => None,
                 };
                 match message {
                     Some(Message::Call(job)) => job(decoder.as_mut()),
@@ -64,7 +68,7 @@ impl<T: Copy + Send + Sync + 'static> Worker<T> {
                     }
                     None => {}
                 }
-                ahead.collect_ready(decoder.as_mut());
+                more = ahead.collect_one(decoder.as_mut());
             }
         })?;
         Ok(Self { device, jobs: Some(jobs), answers, thread: Some(thread) })
