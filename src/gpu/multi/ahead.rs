@@ -104,9 +104,8 @@ impl Ahead {
     pub(super) fn forget(&self) -> usize {
         let mut held = self.held();
         held.failed = None;
-        let dropped: Vec<Decoded> = held.done.drain(..).collect();
-        let n = dropped.len();
-        for mut d in dropped {
+        let n = held.done.len();
+        while let Some(mut d) = held.done.pop_front() {
             d.clear();
             held.spare.push(d);
         }

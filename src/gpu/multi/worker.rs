@@ -56,17 +56,13 @@ impl<T: Copy + Send + Sync + 'static> Worker<T> {
                 } else {
                     inbox.recv().map_err(|_| true)
                 };
-                let message = match message {
-                    Ok(m) => Some(m),
-                    Err(true) => break,
-                    Err(false) => None,
-                };
                 match message {
-                    Some(Message::Call(job)) => job(decoder.as_mut()),
-                    Some(Message::Post(tag, job)) => {
+                    Ok(Message::Call(job)) => job(decoder.as_mut()),
+                    Ok(Message::Post(tag, job)) => {
                         let _ = answer_to.send((tag, job(decoder.as_mut())));
                     }
-                    None => {}
+                    Err(true) => break,
+                    Err(false) => {}
                 }
                 more = ahead.collect_one(decoder.as_mut());
             }
